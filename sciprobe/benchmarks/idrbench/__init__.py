@@ -1,0 +1,205 @@
+"""
+name: IDRBench
+dataset: v1 release files of project-ai4science/irllm-framework (or the same layout from the hub)
+abstract: Can LLMs recognise interdisciplinary research (IPI), judge whether two papers integrate into a
+  valid interdisciplinary idea (I3, Set 1 "feasibility" and Set 2 "awareness"), and recommend the right
+  partner paper (I2R, a Swiss tournament of pairwise comparisons scored by MRR)?
+paper: Shen, de Sousa, Marçal de Andrade Nascimento, Guo, Zhu. ICML 2026, arXiv:2507.15736v3
+spec: shared/spec/idrbench.md
+
+The declaration every artifact reads: dataset configs and features, tasks (prompt, parser, scorer,
+generation parameters), card text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from sciprobe.benchmarks.idrbench import parsing, prompts
+from sciprobe.benchmarks.idrbench.source import read_source
+from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
+
+CITATION = """
+@inproceedings{shen26d,
+  title     = {{IDRBench}: Understanding the Capability of Large Language Models on Interdisciplinary Research},
+  author    = {Shen, Y. and de Sousa, D. X. and Mar{\\c{c}}al de Andrade Nascimento, R. and Guo, H. and Zhu, X.},
+  booktitle = {Proceedings of the 43rd International Conference on Machine Learning (ICML)},
+  series    = {PMLR},
+  volume    = {306},
+  year      = {2026},
+  note      = {arXiv:2507.15736v3}
+}
+"""
+
+# Upstream removes this P_A id before every evaluation (absent from the v1 files; kept for fidelity).
+EXCLUDED_PAPERS = ("2411.04715",)
+
+# Official generation settings of irllm-framework@aa621e4 (config.yml); the paper states 1500 max tokens.
+OFFICIAL_GENERATION = {"temperature": 1.0, "max_tokens": 500}
+
+
+# ---------------------------------------------------------------- features (lazy: datasets imports on use)
+
+def _paper_features(with_id: bool = True) -> dict:
+    from datasets import Value
+
+    return {**({"id": Value("string")} if with_id else {}), "title": Value("string"), "abstract": Value("string")}
+
+
+def _common(label: bool = True) -> dict:
+    from datasets import ClassLabel, Value
+
+    return {**({"label": ClassLabel(names=["no", "yes"])} if label else {}),
+            "date": Value("string"), "date_precision": Value("string")}
+
+
+def ipi_features():
+    from datasets import Features, List, Value
+
+    return Features({"id": Value("string"), "title": Value("string"), "abstract": Value("string"),
+                     "categories": List(Value("string")), "disciplines": List(Value("string")),
+                     **_common(), "is_fewshot_example": Value("bool")})
+
+
+def i3_features():
+    from datasets import Features, List, Value
+
+    strings = List(Value("string"))
+    return Features({"id": Value("string"), "pa_id": Value("string"),
+                     "side_b": List(_paper_features()), "side_c": List(_paper_features()),
+                     "side_b_categories": strings, "side_c_categories": strings,
+                     "side_b_disciplines": strings, "side_c_disciplines": strings,
+                     "sides_share_discipline": Value("bool"), "explanation": Value("string"),
+                     "research_type": Value("string"), **_common(), "is_fewshot_example": Value("bool")})
+
+
+def i2r_features():
+    from datasets import Features, List, Value
+
+    strings = List(Value("string"))
+    return Features({"id": Value("string"), "pa_id": Value("string"),
+                     "seed": {**_paper_features(), "categories": strings, "disciplines": strings},
+                     "targets": List(_paper_features()), "target_categories": strings,
+                     "distractors": List(_paper_features(with_id=False)), "n_players": Value("int32"),
+                     "research_type": Value("string"), **_common(label=False)})
+
+
+# ---------------------------------------------------------------- scoring
+
+def _gold_label(row: Mapping) -> str:
+    return "yes" if row["label"] else "no"
+
+
+def score_classification(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """Records carry ``gold``, ``prediction`` (tolerant parse) and ``official`` (official regex) labels.
+
+    official: upstream's regexes, unparsable items dropped, EXCLUDED_PAPERS removed.
+    strict: tolerant parser, unparsable items stay and count as wrong.
+    """
+    from sciprobe.scoring.classification import binary_classification
+
+    if mode == "official":
+        kept = [r for r in records if (r.get("pa_id") or r["id"]) not in EXCLUDED_PAPERS]
+        return binary_classification([r["official"] for r in kept], [r["gold"] for r in kept], mode="official")
+    if mode == "strict":
+        return binary_classification([r["prediction"] for r in records], [r["gold"] for r in records],
+                                     mode="strict", failure_policy="wrong")
+    raise ValueError(f"unknown mode {mode!r} for idr_classification (official, strict)")
+
+
+def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """Records carry the final ``standings`` (titles, best first), their ``scores`` and ``gold`` titles.
+
+    official: ties broken alphabetically by title (upstream's sort key); corrected: expected rank over ties.
+    """
+    from sciprobe.scoring.ranking import ranking_metrics
+
+    policy = {"official": "alphabetical", "corrected": "expected_rank"}.get(mode)
+    if policy is None:
+        raise ValueError(f"unknown mode {mode!r} for I2R (official, corrected)")
+    report = ranking_metrics([r["standings"] for r in records], [r["gold"] for r in records],
+                             scores=[r["scores"] for r in records], tie_policy=policy)
+    report.mode = mode
+    return report
+
+
+# ---------------------------------------------------------------- tasks
+
+def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str) -> TaskSpec:
+    return TaskSpec(
+        name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
+        metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
+        gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1")
+
+
+TASKS = {
+    "ipi": _classification_task("ipi", "ipi", 0, prompts.ipi_messages, parsing.parse_ipi,
+                                "IDR paper identification (Macro-F1)"),
+    "ipi_5shot": _classification_task("ipi_5shot", "ipi", 5, prompts.ipi_messages, parsing.parse_ipi,
+                                      "IDR paper identification (Macro-F1)"),
+    "i3_set1": _classification_task("i3_set1", "i3_set1", 0, prompts.i3_messages, parsing.parse_i3,
+                                    "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+    "i3_set1_3shot": _classification_task("i3_set1_3shot", "i3_set1", 3, prompts.i3_messages, parsing.parse_i3,
+                                          "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+    "i3_set2": _classification_task("i3_set2", "i3_set2", 0, prompts.i3_messages, parsing.parse_i3,
+                                    "IDR idea integration, Set 2 awareness (Macro-F1)"),
+    "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, prompts.i3_messages, parsing.parse_i3,
+                                          "IDR idea integration, Set 2 awareness (Macro-F1)"),
+    "i2r": TaskSpec(
+        name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
+        metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner="swiss",
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr"),
+}
+
+CARD_SECTIONS = {
+    "Deviations and decisions": "\n".join([
+        "- **Whitespace normalisation (on by default, `normalize_whitespace`)**: titles and abstracts are "
+        "collapsed with `\" \".join(s.split())`. In the release, gold cited papers have no hard line breaks "
+        "while negatives and I2R distractors are raw hard-wrapped arXiv text, which leaks the label. Build with "
+        "`--raw-whitespace` to keep the release text.",
+        "- **Ids** are strings; arXiv ids stored as JSON floats (`2411.19`) and the corrupted `2412.2062` are "
+        "zero-padded to five digits after the dot. Missing cited-paper ids are empty strings.",
+        "- **Dates**: IPI negatives keep their own date (`date_precision=day`); every other row takes the month "
+        "of P_A's arXiv id, and I3 negatives (no P_A) the latest month among the papers shown "
+        "(`date_precision=month`). A cutoff only controls P_A: older cited papers may still be memorised.",
+        "- **Disciplines** are mapped from arXiv categories (spec §1.1); free-text disciplines map to `Other`; "
+        "decision: `math-ph` maps to Physics. `sides_share_discipline` flags the I3 pairs whose sides share a "
+        "merged discipline (182 of the v1 Set-1 negatives do); they are kept, as upstream.",
+        "- **Few-shot examples** are the paper's fixed ones (IPI 5, I3 3) and are also test items "
+        "(`is_fewshot_example`). Decision: they stay in the scored set, as in the paper; filter on the flag to "
+        "exclude them. The `fewshot` split holds them in prompt order; the third I3 example pairs side b of "
+        "Set-1 negatives `neg-d21-554` and `neg-d21-518`.",
+        "- **Version**: the v1 files (120 positives, 1:8.3) do not reproduce the v3 paper's Table 2 (335 "
+        "positives); every build and result records the version and the source fingerprint.",
+    ]),
+}
+
+BENCHMARK = Benchmark(
+    name="idrbench",
+    title="IDRBench",
+    version="1.0.0",
+    description=("IDRBench evaluates whether LLMs can identify interdisciplinary research papers (IPI), judge "
+                 "whether two papers integrate into a valid interdisciplinary idea (I3, two negative sets), and "
+                 "recommend the partner paper of a seed paper (I2R). Packaged by sciprobe from the v1 release "
+                 "layout; only split `test` exists (plus `fewshot`, the fixed prompt examples)."),
+    citation=CITATION,
+    license="unknown",
+    homepage="https://project-ai4science.github.io/idrbench-framework/",
+    configs={
+        "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary",
+                          ipi_features, ("test", "fewshot")),
+        "i3_set1": ConfigSpec("i3_set1", "IDR idea integration, Set 1 (feasibility): random cross-discipline "
+                              "negatives", i3_features, ("test", "fewshot")),
+        "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives",
+                              i3_features, ("test", "fewshot")),
+        "i2r": ConfigSpec("i2r", "IDR idea recommendation: a seed paper, its gold partner(s) and distractors",
+                          i2r_features),
+    },
+    tasks=TASKS,
+    read_source=read_source,
+    source_options={"normalize_whitespace": True},
+    sample_source=Path(__file__).resolve().parents[2] / "data" / "idrbench_sample",
+    card_sections=CARD_SECTIONS,
+)

@@ -1,0 +1,201 @@
+"""Declaration -> Hugging Face hub layout (Parquet shards + README with ``configs:``/``dataset_info:``).
+
+datasets 5 cannot run loading scripts (shared/spec/ecosystem.md §2), so a ``GeneratorBasedBuilder`` derived
+from the benchmark declaration is used only to *produce* the data; users read the result with plain
+``load_dataset(DIR_OR_HUB_ID, CONFIG)``. The output folder appears whole or not at all: everything is written
+to a temporary sibling and renamed into place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciprobe import __version__
+from sciprobe.cutoffs import CutoffReport, keep_after
+from sciprobe.declaration import Benchmark
+from sciprobe.errors import SciprobeError
+
+BUILD_INFO_FILE = "sciprobe_build.json"
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.replace("-", "_").split("_"))
+
+
+def builder_class(benchmark: Benchmark) -> type:
+    """A ``datasets.GeneratorBasedBuilder`` subclass for one benchmark declaration.
+
+    Config kwargs: ``source`` (folder of release files), ``cutoff`` (``datetime.date`` or None) and
+    ``options`` (the benchmark's reader options, e.g. ``normalize_whitespace``).
+    """
+    import datasets
+
+    class Config(datasets.BuilderConfig):
+        def __init__(self, *, source: str | None = None, cutoff: dt.date | None = None,
+                     options: dict[str, Any] | None = None, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.source = source
+            self.cutoff = cutoff
+            self.options = {**benchmark.source_options, **(options or {})}
+
+    class Builder(datasets.GeneratorBasedBuilder):
+        BUILDER_CONFIG_CLASS = Config
+        BUILDER_CONFIGS = [Config(name=c.name, version=datasets.Version(benchmark.version), description=c.description)
+                           for c in benchmark.configs.values()]
+        DEFAULT_CONFIG_NAME = next(iter(benchmark.configs))
+
+        def _info(self) -> datasets.DatasetInfo:
+            spec = benchmark.config(self.config.name)
+            return datasets.DatasetInfo(description=spec.description, features=spec.features(),
+                                        citation=benchmark.citation, homepage=benchmark.homepage,
+                                        license=benchmark.license)
+
+        def _split_generators(self, dl_manager: Any) -> list:
+            if not self.config.source:
+                raise SciprobeError(f"{benchmark.name} builder needs source=<folder of release files>")
+            generators = []
+            self.rows_before_cutoff: dict[str, int] = {}
+            for split, rows in benchmark.read_source(Path(self.config.source), self.config.name, self.config.options):
+                self.rows_before_cutoff[split] = len(rows)
+                if split == "test":
+                    rows = [r for r, keep in zip(rows, keep_after([r.get("date") for r in rows], self.config.cutoff))
+                            if keep]
+                    if not rows:
+                        cutoff = self.config.cutoff.isoformat() if self.config.cutoff else None
+                        raise SciprobeError(f"cutoff {cutoff} leaves no items in {benchmark.name}:{self.config.name}")
+                generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"rows": rows}))
+            return generators
+
+        def _generate_examples(self, rows: list[dict]):
+            for index, row in enumerate(rows):
+                yield index, row
+
+    Builder.__name__ = Builder.__qualname__ = f"{_camel(benchmark.name)}Builder"
+    Config.__name__ = Config.__qualname__ = f"{_camel(benchmark.name)}Config"
+    return Builder
+
+
+def file_fingerprint(paths: list[Path], root: Path) -> str:
+    """sha256 over (relative path, content hash) of every file, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def source_fingerprint(source: Path) -> str:
+    files = [p for p in source.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    if not files:
+        raise SciprobeError(f"source folder {source} is empty or missing")
+    return file_fingerprint(files, source)
+
+
+def dataset_fingerprint(root: Path) -> str:
+    """The fingerprint results record: all Parquet shards of a built dataset folder."""
+    files = list(Path(root).rglob("*.parquet"))
+    if not files:
+        raise SciprobeError(f"{root} holds no Parquet shards; build it with `sciprobe build`")
+    return file_fingerprint(files, Path(root))
+
+
+@dataclass
+class BuildReport:
+    benchmark: str
+    version: str
+    out_dir: str
+    source: str
+    source_fingerprint: str
+    options: dict[str, Any]
+    cutoff: dict[str, Any] | None
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    sciprobe_version: str = __version__
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _write_card(benchmark: Benchmark, root: Path, infos: dict, report: BuildReport) -> None:
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    card = DatasetCardData(license=benchmark.license, language=["en"], pretty_name=benchmark.title,
+                           tags=["science-of-science", "sciprobe", benchmark.name])
+    configs = {
+        name: {"data_files": [{"split": split, "path": f"{name}/{split}-*"} for split in infos[name].splits],
+               **({"default": True} if i == 0 else {})}
+        for i, name in enumerate(infos)
+    }
+    MetadataConfigs(configs).to_dataset_card_data(card)
+    DatasetInfosDict(infos).to_dataset_card_data(card)
+    from sciprobe.cards import dataset_card_body
+
+    DatasetCard("---\n" + card.to_yaml() + "\n---\n\n" + dataset_card_body(benchmark, report)).save(root / "README.md")
+
+
+def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, configs: list[str] | None = None,
+                    cutoff: dt.date | None = None, cutoff_source: str = "none",
+                    options: dict[str, Any] | None = None, overwrite: bool = False) -> BuildReport:
+    """Write the hub layout of ``benchmark`` built from ``source`` into ``out_dir`` (atomically)."""
+    import datasets
+
+    source, out_dir = Path(source), Path(out_dir)
+    names = configs or list(benchmark.configs)
+    for name in names:
+        benchmark.config(name)
+    if out_dir.exists() and not overwrite:
+        raise SciprobeError(f"output folder {out_dir} exists; pass --overwrite to replace it")
+    report = BuildReport(benchmark.name, benchmark.version, str(out_dir), str(source), source_fingerprint(source),
+                         {**benchmark.source_options, **(options or {})},
+                         {"cutoff": cutoff.isoformat() if cutoff else None, "source": cutoff_source})
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
+    try:
+        infos, before = {}, {}
+        builder_cls = builder_class(benchmark)
+        datasets.disable_progress_bars()
+        for name in names:
+            builder = builder_cls(config_name=name, dataset_name=benchmark.name, cache_dir=str(staging / ".cache"),
+                                  source=str(source), cutoff=cutoff, options=options)
+            builder.download_and_prepare()
+            split_infos = {}
+            for split in builder.info.splits:
+                ds = builder.as_dataset(split=split)
+                (staging / name).mkdir(exist_ok=True)
+                ds.to_parquet(str(staging / name / f"{split}-00000-of-00001.parquet"))
+                split_infos[split] = len(ds)
+            report.rows[name] = split_infos
+            before[name] = builder.rows_before_cutoff["test"]
+            info = builder.info
+            info.config_name = name
+            infos[name] = info
+        report.cutoff["counts"] = {n: CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
+                                                   report.rows[n]["test"]).as_dict() for n in names}
+        shutil.rmtree(staging / ".cache", ignore_errors=True)
+        _write_card(benchmark, staging, infos, report)
+        (staging / BUILD_INFO_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n", "utf-8")
+        _replace_dir(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+def _replace_dir(staging: Path, out_dir: Path) -> None:
+    if out_dir.exists():
+        backup = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        out_dir.rename(backup)
+        staging.rename(out_dir)
+        shutil.rmtree(backup, ignore_errors=True)
+    else:
+        staging.rename(out_dir)

@@ -1,0 +1,38 @@
+"""Card text derived from a declaration (dataset cards now; metric and Space cards reuse the sections)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sciprobe.declaration import Benchmark
+
+
+def _table(rows: dict[str, dict[str, int]]) -> str:
+    lines = ["| config | split | rows |", "|---|---|---|"]
+    for config, splits in rows.items():
+        lines += [f"| `{config}` | `{split}` | {n:,} |" for split, n in splits.items()]
+    return "\n".join(lines)
+
+
+def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
+    cutoff = report.cutoff or {}
+    parts = [
+        f"# {benchmark.title}",
+        benchmark.description,
+        "## Configs",
+        "\n".join(f"- `{c.name}`: {c.description}" for c in benchmark.configs.values()),
+        "## Build",
+        _table(report.rows),
+        "",
+        f"- built by sciprobe {report.sciprobe_version} from `{report.source}` "
+        f"(source fingerprint `{report.source_fingerprint[:16]}`)",
+        f"- benchmark version: `{report.version}`; reader options: `{report.options}`",
+        f"- temporal cutoff: `{cutoff.get('cutoff')}` ({cutoff.get('source')}); rows kept have `date` strictly "
+        "after the cutoff, undated rows are dropped when a cutoff is set",
+        "",
+        "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
+    ]
+    for title, text in benchmark.card_sections.items():
+        parts += [f"## {title}", text]
+    parts += ["## Citation", f"```bibtex\n{benchmark.citation.strip()}\n```"]
+    return "\n\n".join(parts) + "\n"

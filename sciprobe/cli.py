@@ -1,0 +1,200 @@
+"""The ``sciprobe`` command line. User errors print one line (``error: ...``) and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from sciprobe import __version__
+from sciprobe.errors import SciprobeError
+
+EXAMPLES = """\
+examples:
+  sciprobe demo                                   # bundled model on the bundled IDRBench sample
+  sciprobe build idrbench --source ../shared/data/idrbench/data --out build/idrbench
+  sciprobe build idrbench --source DIR --out build/idrbench-gpt4o --model-cutoff gpt-4o-mini
+  sciprobe evaluate idrbench:ipi idrbench:i2r --model local/smollm2 --data build/idrbench --limit 20
+  sciprobe evaluate idrbench:i3_set1 --model "openai/gpt-4o-mini" --model-cutoff auto --data build/idrbench
+  sciprobe score idrbench:ipi --predictions preds.jsonl --data build/idrbench
+"""
+
+
+def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--cutoff", metavar="YYYY-MM-DD", help="keep only items dated strictly after this date")
+    group.add_argument("--model-cutoff", metavar="MODEL" + ("|auto" if auto else ""),
+                       help="use a model's knowledge cutoff from the registry (`sciprobe cutoffs` lists it)"
+                            + ("; auto = the evaluated model" if auto else ""))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sciprobe", description="Science-of-science LLM benchmarks, Hugging Face-native and offline-first.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sciprobe {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    build = sub.add_parser("build", help="package a benchmark's release files as a hub dataset folder",
+                           description="Write Parquet shards + README (configs, features, card) that "
+                                       "`datasets.load_dataset(OUT, CONFIG)` reads.")
+    build.add_argument("benchmark", help="benchmark name, e.g. idrbench")
+    build.add_argument("--source", help="folder of release files (default: the bundled sample)")
+    build.add_argument("--out", required=True, help="output folder (written atomically)")
+    build.add_argument("--config", action="append", dest="configs", help="only this config (repeatable)")
+    build.add_argument("--raw-whitespace", action="store_true",
+                       help="keep titles/abstracts as released (by default whitespace is normalised; see the card)")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
+    _add_cutoff(build, auto=False)
+
+    evaluate = sub.add_parser("evaluate", help="run a model on tasks, score them, write results",
+                              description="Tasks are BENCH:TASK, e.g. idrbench:ipi, idrbench:i3_set1_3shot, "
+                                          "idrbench:i2r. Results go to OUTPUT_DIR/results and OUTPUT_DIR/details.")
+    evaluate.add_argument("tasks", nargs="+", metavar="BENCH:TASK")
+    evaluate.add_argument("--model", required=True, metavar="SPEC",
+                          help="local/smollm2 (bundled) or a litellm model, with options: "
+                               "'openai/gpt-4o-mini,base_url=http://...,concurrency=16'")
+    evaluate.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
+    evaluate.add_argument("--revision", help="hub dataset revision (commit or tag) to load")
+    evaluate.add_argument("--limit", type=int, help="only the first N items (after the cutoff)")
+    evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks")
+    evaluate.add_argument("--mode", action="append", dest="modes",
+                          help="scoring mode (repeatable; default: every mode of the task)")
+    evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
+    evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
+    evaluate.add_argument("--output-dir", default="results", help="where results and details go")
+    evaluate.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    _add_cutoff(evaluate, auto=True)
+
+    score = sub.add_parser("score", help="score a predictions JSONL file against a task",
+                           description="JSONL lines: {\"id\", \"response\"} (raw text) or {\"id\", \"prediction\"}; "
+                                       "I2R: {\"id\", \"ranking\": [titles], \"scores\": [...]}.")
+    score.add_argument("task", metavar="BENCH:TASK")
+    score.add_argument("--predictions", required=True, help="JSONL predictions file")
+    score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
+    score.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: all)")
+    score.add_argument("--model-name", default="submitted", help="model name recorded in the results")
+    score.add_argument("--output-dir", default="results", help="where results and details go")
+
+    demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled IDRBench sample (offline)")
+    demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
+    demo.add_argument("--output-dir", default="results/demo")
+    demo.add_argument("--max-tokens", type=int, default=64,
+                      help="answer length for the demo (the official 500 is slow on a CPU)")
+
+    sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
+    path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
+                                             "(for `lighteval accelerate model_name=...`)")
+    path.add_argument("name", nargs="?", default="smollm2")
+    return parser
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.build import build_benchmark
+    from sciprobe.cutoffs import resolve_cutoff
+
+    benchmark = get_benchmark(args.benchmark)
+    cutoff, source = resolve_cutoff(args.cutoff, args.model_cutoff)
+    src = Path(args.source) if args.source else benchmark.sample_source
+    options = {"normalize_whitespace": False} if args.raw_whitespace else None
+    report = build_benchmark(benchmark, src, Path(args.out), configs=args.configs, cutoff=cutoff,
+                             cutoff_source=source, options=options, overwrite=args.overwrite)
+    for config, splits in report.rows.items():
+        counts = report.cutoff["counts"][config]
+        print(f"{benchmark.name}:{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items())
+              + (f" (cutoff {counts['cutoff']}: {counts['n_items_after']}/{counts['n_items_before']} kept)"
+                 if counts["cutoff"] else ""))
+    print(f"wrote {report.out_dir}")
+    return 0
+
+
+def _generation(args: argparse.Namespace) -> dict:
+    out = {}
+    if getattr(args, "max_tokens", None) is not None:
+        out["max_tokens"] = args.max_tokens
+    if getattr(args, "temperature", None) is not None:
+        out["temperature"] = args.temperature
+    return out
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from sciprobe.cutoffs import resolve_cutoff
+    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.llm.spec import ModelSpec
+    from sciprobe.summary import print_summary
+
+    spec = ModelSpec.parse(args.model)
+    cutoff, source = resolve_cutoff(args.cutoff, args.model_cutoff, spec.model_id)
+    if args.limit is not None and args.limit < 1:
+        raise SciprobeError("--limit must be at least 1")
+    request = EvaluationRequest(tasks=args.tasks, model=args.model, data=args.data, limit=args.limit, cutoff=cutoff,
+                                cutoff_source=source, judge=args.judge, modes=args.modes,
+                                output_dir=Path(args.output_dir), generation=_generation(args),
+                                use_cache=not args.no_cache, revision=args.revision)
+    path, results = evaluate(request)
+    print_summary(results)
+    print(f"results: {path}")
+    return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from sciprobe.scoring_cli import score_file
+    from sciprobe.summary import print_summary
+
+    path, results = score_file(args.task, Path(args.predictions), data=args.data, modes=args.modes,
+                               model_name=args.model_name, output_dir=Path(args.output_dir))
+    print_summary(results)
+    print(f"results: {path}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.summary import print_summary
+
+    tasks = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i3_set2", "idrbench:i2r"]
+    print(f"sciprobe demo: {args.model} on the bundled IDRBench sample ({', '.join(tasks)}); offline", flush=True)
+    request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
+                                generation={"max_tokens": args.max_tokens})
+    path, results = evaluate(request)
+    print_summary(results)
+    print(f"results: {path}")
+    return 0
+
+
+def _cmd_cutoffs(_: argparse.Namespace) -> int:
+    from sciprobe.cutoffs import model_cutoffs
+
+    for entry in sorted(model_cutoffs().values(), key=lambda e: e.model):
+        note = f"  [{entry.note}]" if entry.note else ""
+        print(f"{entry.model:28s} {entry.cutoff.isoformat()}  {entry.source}{note}")
+    return 0
+
+
+def _cmd_model_path(args: argparse.Namespace) -> int:
+    from sciprobe.llm.local import ensure_local_model
+
+    print(ensure_local_model(args.name))
+    return 0
+
+
+COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
+            "cutoffs": _cmd_cutoffs, "model-path": _cmd_model_path}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except SciprobeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; completed calls are cached, rerun to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Value types shared by the LLM client, its backends, the cache and the runners."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat completion request. ``params`` are generation parameters (temperature, max_tokens, ...).
+
+    ``item_id`` only labels the request in logs and details; it is not part of the cache key, so the same
+    prompt asked for two items is answered (and paid for) once.
+    """
+
+    messages: tuple[dict[str, str], ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    item_id: str | None = None
+
+    @staticmethod
+    def of(messages: list[dict[str, str]], params: dict[str, Any] | None = None, item_id: str | None = None) -> "Request":
+        return Request(tuple(dict(m) for m in messages), dict(params or {}), item_id)
+
+
+@dataclass
+class Completion:
+    """The outcome of one request: text, or an error string; never both missing."""
+
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    attempts: int = 1
+    request_hash: str = ""
+    model: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+@dataclass
+class UsageStats:
+    """Running totals for a client: what a run cost and how much came from the cache."""
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown_calls: int = 0
+
+    def add(self, completion: Completion) -> None:
+        self.calls += 1
+        self.retries += max(0, completion.attempts - 1)
+        if completion.cached:
+            self.cached += 1
+        if not completion.ok:
+            self.failed += 1
+            return
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        if completion.cached:
+            return
+        if completion.cost_usd is None:
+            self.cost_unknown_calls += 1
+        else:
+            self.cost_usd += completion.cost_usd
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)

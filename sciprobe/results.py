@@ -1,0 +1,165 @@
+"""Results files: lighteval-compatible results JSON plus per-sample details Parquet, with provenance and
+coverage on every score (shared/spec/README.md conventions 1, 4, 5).
+
+Layout (as lighteval's ``EvaluationTracker`` writes it):
+``<out>/results/<model>/results_<ts>.json`` and ``<out>/details/<model>/<ts>/details_<task>|<shots>_<ts>.parquet``.
+Every file is written to a temporary name and renamed into place, so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciprobe import __version__
+from sciprobe.scoring.report import ScoreReport
+
+
+def model_slug(model_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", model_id).strip("_") or "model"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+
+
+def _details_table(records: list[dict[str, Any]]):
+    import pyarrow as pa
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, dict):
+            return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return value
+
+    rows = [{k: cell(v) for k, v in r.items()} for r in records]
+    try:
+        return pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # Mixed types in a column (e.g. a prediction that is sometimes a list): keep every value as JSON text.
+        return pa.Table.from_pylist([{k: json.dumps(v, ensure_ascii=False, default=str) for k, v in r.items()}
+                                     for r in rows])
+
+
+def write_details(path: Path, records: list[dict[str, Any]]) -> None:
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(_details_table(records), tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class TaskResult:
+    """One task's outcome: scores per mode, per-sample records and how they were produced."""
+
+    task: str                      # "idrbench:ipi"
+    num_fewshot: int
+    scores: dict[str, ScoreReport]
+    records: list[dict[str, Any]]
+    provenance: dict[str, Any]
+    headline: str = ""
+    default_mode: str = "official"
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}|{self.num_fewshot}"
+
+    def flat_metrics(self) -> dict[str, Any]:
+        """lighteval-style flat numbers: the default mode's keys bare, other modes as ``key:mode``."""
+        out: dict[str, Any] = {}
+        for mode, report in self.scores.items():
+            suffix = "" if mode == self.default_mode else f":{mode}"
+            for key, value in report.values.items():
+                if isinstance(value, (int, float)) or value is None:
+                    out[key + suffix] = value
+            for key, value in report.coverage.as_dict().items():
+                out[key + suffix] = value
+        return out
+
+
+def environment() -> dict[str, Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for package in ("datasets", "evaluate", "lighteval", "litellm", "transformers", "torch", "huggingface-hub"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            versions[package] = None
+    return {"sciprobe": __version__, "python": platform.python_version(), "packages": versions}
+
+
+@dataclass
+class RunInfo:
+    model_id: str
+    generation_parameters: dict[str, Any]
+    judge_ids: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    param_adjustments: list[str] = field(default_factory=list)
+    start: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+
+
+def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
+    """Write details for every task, then the results JSON that points at them; returns the JSON path."""
+    end = dt.datetime.now(dt.timezone.utc)
+    stamp = run.start.strftime("%Y-%m-%dT%H-%M-%S.%f")
+    slug = model_slug(run.model_id)
+    detail_files = {}
+    for task in tasks:
+        path = Path(out_dir) / "details" / slug / stamp / f"details_{task.key}_{stamp}.parquet"
+        write_details(path, task.records)
+        detail_files[task.key] = str(path.relative_to(out_dir))
+    results = {
+        "config_general": {
+            "lighteval_sha": None, "model_name": run.model_id, "model_sha": None,
+            "start_time": run.start.isoformat(), "end_time": end.isoformat(),
+            "total_evaluation_time_secondes": str((end - run.start).total_seconds()),
+            "generation_parameters": run.generation_parameters, "max_samples": None,
+        },
+        "results": {t.key: t.flat_metrics() for t in tasks},
+        "versions": {t.key: 0 for t in tasks},
+        "config_tasks": {t.key: {"name": t.task, "num_fewshot": t.num_fewshot, "headline": t.headline,
+                                 "default_mode": t.default_mode, "modes": list(t.scores)} for t in tasks},
+        "summary_tasks": {t.key: {"hashes": {"prompts": t.provenance.get("prompt_hash")},
+                                  "effective_few_shots": float(t.num_fewshot),
+                                  "non_truncated": len(t.records), "padded": 0, "non_padded": len(t.records)}
+                          for t in tasks},
+        "summary_general": {"n_tasks": len(tasks)},
+        "sciprobe": {
+            "environment": environment(),
+            "model_id": run.model_id,
+            "judge_ids": run.judge_ids,
+            "usage": run.usage,
+            "param_adjustments": run.param_adjustments,
+            "tasks": {t.key: {"scores": {m: s.as_dict() for m, s in t.scores.items()},
+                              "provenance": t.provenance, "details": detail_files[t.key]} for t in tasks},
+        },
+    }
+    path = Path(out_dir) / "results" / slug / f"results_{stamp}.json"
+    atomic_write_json(path, results)
+    return path

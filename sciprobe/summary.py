@@ -1,0 +1,36 @@
+"""The table the CLI prints after a run: headline metric, mode and coverage per task."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from sciprobe.results import TaskResult
+
+
+def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
+    rows = []
+    for result in results:
+        for mode, report in result.scores.items():
+            value = report.values.get(result.headline)
+            cov = report.coverage
+            rows.append({
+                "task": result.key, "mode": mode, "metric": result.headline,
+                "score": "n/a" if value is None else f"{value:.3f}",
+                "scored": f"{cov.n_scored}/{cov.n_items}",
+                "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",
+            })
+    return rows
+
+
+def format_table(rows: list[dict[str, str]]) -> str:
+    if not rows:
+        return "(no results)"
+    headers = list(rows[0])
+    widths = {h: max(len(h), *(len(r[h]) for r in rows)) for h in headers}
+    line = lambda cells: "  ".join(c.ljust(widths[h]) for h, c in zip(headers, cells))  # noqa: E731
+    return "\n".join([line(headers), line(["-" * widths[h] for h in headers]),
+                      *(line([r[h] for h in headers]) for r in rows)])
+
+
+def print_summary(results: Sequence[TaskResult]) -> None:
+    print(format_table(summary_rows(results)))

@@ -1,0 +1,49 @@
+"""Shared fixtures. Every test runs offline with its own SCIPROBE_HOME (cache, built datasets) and HF_HOME,
+except the converted bundled model, which is machine-wide so the ~40 s conversion happens once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_IDRBENCH = REPO.parent / "shared" / "data" / "idrbench" / "data"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch):
+    """A private SCIPROBE_HOME per test session (response cache, sample builds); models stay shared."""
+    home = tmp_path_factory.getbasetemp() / "sciprobe-home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("SCIPROBE_HOME", str(home))
+    monkeypatch.setenv("SCIPROBE_MODELS_DIR", os.environ.get("SCIPROBE_MODELS_DIR")
+                       or str(Path.home() / ".cache" / "sciprobe" / "models"))
+    return home
+
+
+@pytest.fixture
+def idrbench_release() -> Path:
+    """The IDRBench v1 release files from ../shared (skips cleanly when they are not there)."""
+    if not (SHARED_IDRBENCH / "data_exp_1.json").is_file():
+        pytest.skip("IDRBench reference data not available in ../shared/data/idrbench/data")
+    return SHARED_IDRBENCH
+
+
+@pytest.fixture(scope="session")
+def idrbench_release_built(tmp_path_factory) -> Path:
+    """The full v1 release built once per session."""
+    if not (SHARED_IDRBENCH / "data_exp_1.json").is_file():
+        pytest.skip("IDRBench reference data not available in ../shared/data/idrbench/data")
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.build import build_benchmark
+
+    out = tmp_path_factory.mktemp("idr-release") / "idrbench"
+    build_benchmark(get_benchmark("idrbench"), SHARED_IDRBENCH, out)
+    return out
