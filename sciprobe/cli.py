@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-tokens", type=int, default=64,
                       help="answer length for the demo (the official 500 is slow on a CPU)")
 
+    lighteval = sub.add_parser("lighteval", help="lighteval's CLI, offline (only --custom-tasks modules load)",
+                               description="Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
+                                           "\"model_name=$(sciprobe model-path)\" \"idrbench:ipi|0\" "
+                                           "--custom-tasks task_cards/idrbench.py --max-samples 8")
+    lighteval.add_argument("args", nargs=argparse.REMAINDER)
+
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
                                              "(for `lighteval accelerate model_name=...`)")
@@ -164,6 +170,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_lighteval(args: argparse.Namespace) -> int:
+    from sciprobe.lighteval_cli import run
+
+    return run(args.args)
+
+
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
     from sciprobe.cutoffs import model_cutoffs
 
@@ -181,7 +193,7 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
-            "cutoffs": _cmd_cutoffs, "model-path": _cmd_model_path}
+            "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "model-path": _cmd_model_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

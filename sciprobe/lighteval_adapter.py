@@ -40,41 +40,86 @@ def make_prompt_function(task: TaskSpec, repo: str):
     return prompt
 
 
-def _metrics(task: TaskSpec) -> list:
+def _task(benchmark: str, task: str) -> TaskSpec:
+    from sciprobe.benchmarks import get_benchmark
+
+    return get_benchmark(benchmark).task(task)
+
+
+def _final_text(model_response: Any) -> str:
+    return model_response.final_text[0] if model_response.final_text else ""
+
+
+# lighteval pickles metric objects for its worker pool, so they are module-level classes that name their
+# task instead of closing over it.
+def _computations():
+    from lighteval.metrics.metrics_corpus import CorpusLevelComputation
     from lighteval.metrics.metrics_sample import SampleLevelComputation
-    from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, SampleLevelMetric
-    from lighteval.tasks.requests import SamplingMethod
 
     class ParseAnswer(SampleLevelComputation):
         """Parse one answer into the record the declaration's scorer takes."""
 
+        def __init__(self, benchmark: str, task: str) -> None:
+            self.benchmark, self.task = benchmark, task
+
         def compute(self, doc: Any, model_response: Any, **kwargs: Any) -> dict:
-            parsed = task.parse(model_response.final_text[0] if model_response.final_text else "")
+            parsed = _task(self.benchmark, self.task).parse(_final_text(model_response))
             return {"id": doc.specific["id"], "pa_id": doc.specific.get("pa_id"), "gold": doc.specific["gold"],
                     "prediction": parsed.value, "official": parsed.extra.get("official")}
 
-    class ParseFailed(SampleLevelComputation):
+    class OfficialParseFailed(SampleLevelComputation):
+        def __init__(self, benchmark: str, task: str) -> None:
+            self.benchmark, self.task = benchmark, task
+
         def compute(self, doc: Any, model_response: Any, **kwargs: Any) -> float:
-            parsed = task.parse(model_response.final_text[0] if model_response.final_text else "")
+            parsed = _task(self.benchmark, self.task).parse(_final_text(model_response))
             return float(parsed.extra.get("official") is None)
 
-    def corpus(mode: str, key: str):
-        def aggregate(items: list[dict]) -> float:
-            return float(task.score(items, mode).values[key])
+    class ScoreRecords(CorpusLevelComputation):
+        """One number of the declaration's scorer over all parsed records."""
 
-        aggregate.__name__ = f"{task.name}_{mode}_{key}"
-        return aggregate
+        def __init__(self, benchmark: str, task: str, mode: str, key: str) -> None:
+            self.benchmark, self.task, self.mode, self.key = benchmark, task, mode, key
 
+        def compute_corpus(self, items: list[dict]) -> float:
+            return float(_task(self.benchmark, self.task).score(items, self.mode).values[self.key])
+
+    class Mean(CorpusLevelComputation):
+        def compute_corpus(self, items: list[float]) -> float:
+            return float(sum(items) / len(items)) if items else 0.0
+
+    return ParseAnswer, OfficialParseFailed, ScoreRecords, Mean
+
+
+_CLASSES: tuple | None = None
+
+
+def _metrics(benchmark: str, task: TaskSpec) -> list:
+    from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, SampleLevelMetric
+    from lighteval.tasks.requests import SamplingMethod
+
+    global _CLASSES
+    if _CLASSES is None:
+        _CLASSES = _computations()
+        for cls in _CLASSES:  # make them importable by name so pickle finds them
+            cls.__module__, cls.__qualname__ = __name__, cls.__name__
+            globals()[cls.__name__] = cls
+    parse_answer, parse_failed, score_records, mean = _CLASSES
+    # A task may declare its own (score key, higher is better) list; the default is the classification set.
+    keys = task.corpus_metrics or tuple((k, True) for k in ("macro_f1", "positive_f1", "tpr", "tnr"))
     metrics = []
     for mode in task.modes:
         suffix = "" if mode == task.modes[0] else f"_{mode}"
-        for key in ("macro_f1", "positive_f1", "tpr", "tnr"):
-            metrics.append(CorpusLevelMetric(metric_name=f"{key}{suffix}", higher_is_better=True,
-                                             category=SamplingMethod.GENERATIVE, sample_level_fn=ParseAnswer(),
-                                             corpus_level_fn=corpus(mode, key)))
+        for key, higher in keys:
+            metrics.append(CorpusLevelMetric(
+                metric_name=f"{key}{suffix}", higher_is_better=higher, category=SamplingMethod.GENERATIVE,
+                sample_level_fn=parse_answer(benchmark, task.name),
+                corpus_level_fn=score_records(benchmark, task.name, mode, key)))
+    if task.corpus_metrics:  # such tasks report their own failure rate through the scorer
+        return metrics
     metrics.append(SampleLevelMetric(metric_name="official_parse_failure_rate", higher_is_better=False,
-                                     category=SamplingMethod.GENERATIVE, sample_level_fn=ParseFailed(),
-                                     corpus_level_fn=lambda xs: float(sum(xs) / len(xs)) if xs else 0.0))
+                                     category=SamplingMethod.GENERATIVE,
+                                     sample_level_fn=parse_failed(benchmark, task.name), corpus_level_fn=mean()))
     return metrics
 
 
@@ -89,6 +134,6 @@ def tasks_table(benchmark: Benchmark, repo: str) -> list:
         table.append(LightevalTaskConfig(
             name=f"{benchmark.name}:{task.name}", prompt_function=make_prompt_function(task, repo), hf_repo=repo,
             hf_subset=task.config, hf_avail_splits=["test"], evaluation_splits=["test"], few_shots_split=None,
-            generation_size=task.generation.get("max_tokens"), metrics=_metrics(task), stop_sequence=(),
+            generation_size=task.generation.get("max_tokens"), metrics=_metrics(benchmark.name, task), stop_sequence=(),
             version=0))
     return table

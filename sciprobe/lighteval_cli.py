@@ -1,0 +1,49 @@
+"""``sciprobe lighteval ...``: lighteval's own CLI, runnable offline.
+
+lighteval 0.13 imports every built-in task module when it resolves task names, and one of them
+(``tiny_benchmarks``) downloads a file at import time, so the plain ``lighteval`` command fails without
+network (shared/spec/ecosystem.md §4.1). This wrapper runs the same typer app with the registry limited to
+the ``--custom-tasks`` module, and builds the bundled sample dataset first when a sciprobe task card has no
+``SCIPROBE_<BENCH>_DATA`` set. With network, the plain ``lighteval`` command works the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Sequence
+
+
+def _custom_tasks_only() -> None:
+    from lighteval.tasks.registry import Registry
+
+    def load(custom_tasks=None, load_multilingual: bool = False):
+        if custom_tasks is None:
+            return {}
+        return Registry._extract_configs(Registry.create_custom_tasks_module(custom_tasks))
+
+    Registry.load_all_task_configs = staticmethod(load)
+
+
+def _ensure_sample_data(argv: Sequence[str]) -> None:
+    """Build the bundled sample for every sciprobe task card named on the command line without data."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.evaluation import sample_dataset_dir
+
+    text = " ".join(argv)
+    for name in benchmark_names():
+        if re.search(rf"\b{name}:", text) and not os.environ.get(f"SCIPROBE_{name.upper()}_DATA"):
+            sample_dataset_dir(get_benchmark(name))
+
+
+def run(argv: Sequence[str]) -> int:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    _ensure_sample_data(argv)
+    _custom_tasks_only()
+    from lighteval.__main__ import app
+
+    try:
+        app(args=list(argv), prog_name="lighteval", standalone_mode=False)
+    except SystemExit as exc:  # typer exits on --help and usage errors
+        return int(exc.code or 0)
+    return 0

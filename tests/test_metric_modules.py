@@ -1,0 +1,326 @@
+"""The evaluate metric modules in metrics/ (spec ecosystem.md §3; idrbench.md §5, §11).
+
+Loads each module offline with `evaluate.load(<absolute dir>)` under a temporary HF_HOME, checks that it
+returns exactly what the sciprobe function returns, runs the doctest examples of the module and of its
+README, and builds (without launching) the hand-written Gradio app.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib.util
+import inspect
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from sciprobe.scoring.classification import binary_classification
+from sciprobe.scoring.ranking import ranking_metrics
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS_DIR = REPO / "metrics"
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+MODULE_NAMES = ("idr_classification", "ranking")
+SCIPROBE_FUNCTION: dict[str, Callable[..., Any]] = {
+    "idr_classification": binary_classification,
+    "ranking": ranking_metrics,
+}
+README_SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
+                   "Examples", "Limitations and Bias", "Citation", "Further References")
+
+
+@pytest.fixture(scope="module")
+def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """`evaluate` pointed at a temporary HF_HOME, offline (also if it was imported earlier in the session)."""
+    hf_home = tmp_path_factory.mktemp("hf_home")
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+            mp.setenv(var, "1")
+        mp.setenv("HF_HOME", str(hf_home))
+        for var in ("HF_MODULES_CACHE", "HF_METRICS_CACHE", "HF_EVALUATE_CACHE"):
+            mp.delenv(var, raising=False)
+        mp.setattr(sys, "path", list(sys.path))  # evaluate appends its module cache to sys.path
+        import evaluate
+        import evaluate.config as cfg
+
+        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
+        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
+        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
+        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
+        mp.setattr(cfg, "DOWNLOADED_EVALUATE_PATH", hf_home / "evaluate" / "downloads")
+        mp.setattr(cfg, "EXTRACTED_EVALUATE_PATH", hf_home / "evaluate" / "downloads" / "extracted")
+        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
+        import huggingface_hub.constants as hub_constants
+
+        mp.setattr(hub_constants, "HF_HUB_OFFLINE", True)
+        yield evaluate
+
+
+@pytest.fixture(scope="module")
+def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
+    return {name: offline_evaluate.load(str(METRICS_DIR / name)) for name in MODULE_NAMES}
+
+
+def _import_file(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _flat(report: Any) -> dict[str, Any]:
+    return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _module_cases(name: str) -> list[dict[str, Any]]:
+    """Golden cases expressible through the module's string features."""
+    out = []
+    for case in json.loads((CASES_DIR / f"{name}.json").read_text(encoding="utf-8")):
+        if "expected_error" in case or case.get("function") or not case["predictions"]:
+            continue
+        if name == "idr_classification":
+            if not all(isinstance(r, str) for r in case["references"]):
+                continue
+            if not all(p is None or isinstance(p, str) for p in case["predictions"]):
+                continue
+        elif any(p is None for p in case["predictions"]):
+            continue
+        out.append(case)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+
+def test_load_offline_from_absolute_directory(loaded: dict[str, Any], offline_evaluate: ModuleType) -> None:
+    import evaluate.config as cfg
+
+    for name, module in loaded.items():
+        assert isinstance(module, offline_evaluate.Metric)
+        assert module.name == name
+        assert "IDRBench" in module.citation
+        assert module.codebase_urls and module.reference_urls
+    copies = list(Path(cfg.HF_MODULES_CACHE).rglob("idr_classification.py"))
+    assert copies, "evaluate should copy the module under the temporary HF_HOME"
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_compute_equals_sciprobe_function(loaded: dict[str, Any], name: str) -> None:
+    cases = _module_cases(name)
+    assert len(cases) >= 5
+    for case in cases:
+        kwargs = case["kwargs"]
+        predictions = case["predictions"]
+        if name == "idr_classification":
+            module_predictions = ["" if p is None else p for p in predictions]
+        else:
+            module_predictions = predictions
+        got = loaded[name].compute(predictions=module_predictions, references=case["references"], **kwargs)
+        want = _flat(SCIPROBE_FUNCTION[name](predictions, case["references"], **kwargs))
+        if name == "idr_classification":
+            want["failure_policy"] = "drop" if want["mode"] == "official" else kwargs.get("failure_policy", "wrong")
+        assert set(got) == set(want), case["name"]
+        for key in want:
+            assert _same(got[key], want[key]), (case["name"], key, got[key], want[key])
+
+
+def test_classification_whitespace_prediction_is_unparsable(loaded: dict[str, Any]) -> None:
+    got = loaded["idr_classification"].compute(predictions=["yes", "  "], references=["yes", "no"])
+    assert got["n_failed"] == 1 and got["n_scored"] == 1 and got["macro_f1"] == 1.0
+
+
+def test_ranking_single_relevant_string_schema(loaded: dict[str, Any]) -> None:
+    got = loaded["ranking"].compute(predictions=[["a", "b"], ["c", "d"]], references=["b", "c"], k_values=[1])
+    assert got["per_query_rr"] == [0.5, 1.0] and got["hits@1"] == 0.5
+
+
+@pytest.mark.parametrize("name, predictions, references", [
+    ("idr_classification", ["yes", "no", "yes"], ["yes", "no"]),
+    ("ranking", [["a"], ["b"], ["c"]], [["a"], ["b"]]),
+])
+def test_length_mismatch_raises_clear_value_error(loaded: dict[str, Any], name: str, predictions: list,
+                                                  references: list) -> None:
+    with pytest.raises(ValueError, match=r"Mismatch in the number of predictions \(3\) and references \(2\)"):
+        loaded[name].compute(predictions=predictions, references=references)
+
+
+def test_bad_labels_and_ids_raise_value_error(loaded: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"predictions\[1\]: unknown label 'maybe'"):
+        loaded["idr_classification"].compute(predictions=["yes", "maybe"], references=["yes", "no"])
+    with pytest.raises(ValueError, match="query 0: duplicate id 'a'"):
+        loaded["ranking"].compute(predictions=[["a", "a"]], references=[["a"]])
+    with pytest.raises(ValueError, match="needs scores"):
+        loaded["ranking"].compute(predictions=[["a"]], references=[["a"]], tie_policy="alphabetical")
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_template_test_cases(loaded: dict[str, Any], name: str) -> None:
+    cases = _import_file(METRICS_DIR / name / "tests.py", f"_sciprobe_{name}_tests").test_cases
+    assert cases
+    for case in cases:
+        got = loaded[name].compute(predictions=case["predictions"], references=case["references"],
+                                   **case["kwargs"])
+        for key, want in case["result"].items():
+            assert got[key] == (pytest.approx(want) if not isinstance(want, str) else want), key
+
+
+# --------------------------------------------------------------------------------------------- doctests
+
+
+def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestResults:
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(text, globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda s: sys.stdout.write(s))
+    return runner.summarize(verbose=False)
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                        name: str) -> None:
+    module = _import_file(METRICS_DIR / name / f"{name}.py", f"_sciprobe_metric_{name}")
+    assert "Examples:" in module._KWARGS_DESCRIPTION
+    monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
+    result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, f"{name}._KWARGS_DESCRIPTION")
+    assert result.attempted >= 5
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_readme_examples_pass(loaded: dict[str, Any], name: str) -> None:
+    readme = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
+    examples = readme.split("### Examples", 1)[1].split("\n## ", 1)[0]
+    examples = re.sub(r"^```\w*$", "", examples, flags=re.MULTILINE)  # fences would read as expected output
+    result = _run_doctest(examples, {name: loaded[name]}, f"{name}/README.md")
+    assert result.attempted >= 3
+    assert result.failed == 0
+
+
+# --------------------------------------------------------------------------------------------- conventions
+
+
+def test_metrics_dir_is_not_a_package() -> None:
+    assert not (METRICS_DIR / "__init__.py").exists()
+    for name in MODULE_NAMES:
+        assert not (METRICS_DIR / name / "__init__.py").exists()
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_module_layout_and_conventions(name: str) -> None:
+    folder = METRICS_DIR / name
+    for file in (f"{name}.py", "README.md", "app.py", "requirements.txt", "tests.py"):
+        assert (folder / file).is_file(), file
+    source = (folder / f"{name}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert len(node.names) == 1, f"one import per line (line {node.lineno})"
+    assert not re.search(r"^import\s+\w+\s*,", source, flags=re.MULTILINE)
+    for const in ("_CITATION", "_DESCRIPTION", "_KWARGS_DESCRIPTION"):
+        assert re.search(rf"^{const} = ", source, flags=re.MULTILINE), const
+    assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
+    assert "gradio" not in source and "launch" not in source
+
+    module = _import_file(folder / f"{name}.py", f"_sciprobe_conv_{name}")
+    metric_classes = [obj for obj in vars(module).values()
+                      if inspect.isclass(obj) and obj.__module__ == module.__name__]
+    assert len(metric_classes) == 1
+    params = inspect.signature(metric_classes[0]._compute).parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), "no **kwargs"
+    assert list(params)[:3] == ["self", "predictions", "references"]
+    assert metric_classes[0].__doc__ and "Examples:" in metric_classes[0].__doc__
+
+    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").split()
+    assert "evaluate==0.4.6" in requirements and "sciprobe" in requirements
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_readme_is_a_space_card(name: str) -> None:
+    readme = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("---\n")
+    front = yaml.safe_load(readme.split("---\n", 2)[1])
+    for key in ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "pinned", "tags",
+                "description"):
+        assert key in front, key
+    assert front["sdk"] == "gradio" and front["app_file"] == "app.py"
+    assert {"evaluate", "metric"} <= set(front["tags"])
+    for section in README_SECTIONS:
+        assert re.search(rf"^#+ {re.escape(section)}\s*$", readme, flags=re.MULTILINE), section
+    popular = readme.split("Values from Popular Papers", 1)[1].split("### Examples", 1)[0]
+    assert "Table 2" in popular
+    # a few IDRBench Table 2 numbers (spec idrbench.md §6.1) must be quoted
+    expected = {"idr_classification": ("0.587", "0.814", "0.860"), "ranking": ("0.661", "0.646", "0.446")}[name]
+    for number in expected:
+        assert number in popular
+
+
+def test_importing_the_metric_modules_does_not_import_gradio(tmp_path: Path) -> None:
+    paths = [str(METRICS_DIR / name / f"{name}.py") for name in MODULE_NAMES]
+    code = (
+        "import importlib.util, sys\n"
+        f"for i, path in enumerate({paths!r}):\n"
+        "    spec = importlib.util.spec_from_file_location(f'm{i}', path)\n"
+        "    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "print('gradio' in sys.modules)\n"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path), "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300,
+                         env=env)
+    assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------------------------- apps
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_app_builds_interface_without_launching(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                name: str) -> None:
+    gr = pytest.importorskip("gradio")
+
+    def no_launch(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("app.py must not launch at import")
+
+    monkeypatch.setattr(gr.Blocks, "launch", no_launch)
+    app = _import_file(METRICS_DIR / name / "app.py", f"_sciprobe_app_{name}")
+    assert isinstance(app.demo, gr.Blocks)
+    assert not app.demo.is_running
+    assert isinstance(app.build_demo(), gr.Blocks)
+    source = (METRICS_DIR / name / "app.py").read_text(encoding="utf-8")
+    assert "launch_gradio_widget(" not in source
+    assert 'if __name__ == "__main__":' in source
+
+    if name == "idr_classification":
+        got = app.score([["yes", "yes"], ["no", "yes"], ["", "no"], ["yes", "no"], ["", ""]],
+                        "official", "wrong", "yes")
+        assert got["macro_f1"] == 0.25 and got["n_failed"] == 1 and got["n_items"] == 4
+        with pytest.raises(gr.Error):
+            app.score([], "official", "wrong", "yes")
+    else:
+        got = app.score(app.EXAMPLE_PREDICTIONS, app.EXAMPLE_REFERENCES, app.EXAMPLE_SCORES, "alphabetical",
+                        "1, 3")
+        assert got["per_query_rr"] == [0.5, 1.0] and "ndcg@3" in got and "ndcg@10" not in got
+        with pytest.raises(gr.Error, match="not valid JSON"):
+            app.score("[[", "[]", "", "as_given", "1")
+        with pytest.raises(gr.Error, match="duplicate"):
+            app.score('[["a", "a"]]', '[["a"]]', "", "as_given", "1")
