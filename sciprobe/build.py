@@ -26,6 +26,10 @@ from sciprobe.errors import SciprobeError
 BUILD_INFO_FILE = "sciprobe_build.json"
 
 
+class EmptyAfterCutoff(Exception):
+    """Raised inside the builder when the cutoff leaves a config's test split empty."""
+
+
 def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_"))
 
@@ -69,8 +73,7 @@ def builder_class(benchmark: Benchmark) -> type:
                     rows = [r for r, keep in zip(rows, keep_after([r.get("date") for r in rows], self.config.cutoff))
                             if keep]
                     if not rows:
-                        cutoff = self.config.cutoff.isoformat() if self.config.cutoff else None
-                        raise SciprobeError(f"cutoff {cutoff} leaves no items in {benchmark.name}:{self.config.name}")
+                        raise EmptyAfterCutoff(self.config.name)
                 generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"rows": rows}))
             return generators
 
@@ -117,6 +120,7 @@ class BuildReport:
     options: dict[str, Any]
     cutoff: dict[str, Any] | None
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # configs the cutoff left empty
     sciprobe_version: str = __version__
 
     def as_dict(self) -> dict[str, Any]:
@@ -167,7 +171,11 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
         for name in names:
             builder = builder_cls(config_name=name, dataset_name=benchmark.name, cache_dir=str(staging / ".cache"),
                                   source=str(source), cutoff=cutoff, options=options)
-            builder.download_and_prepare()
+            try:
+                builder.download_and_prepare()
+            except EmptyAfterCutoff:
+                report.skipped.append(name)
+                continue
             split_infos = {}
             for split in builder.info.splits:
                 ds = builder.as_dataset(split=split)
@@ -179,8 +187,11 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
             info = builder.info
             info.config_name = name
             infos[name] = info
+        if not infos:
+            raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in "
+                                + ", ".join(f"{benchmark.name}:{n}" for n in names))
         report.cutoff["counts"] = {n: CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
-                                                   report.rows[n]["test"]).as_dict() for n in names}
+                                                   report.rows[n]["test"]).as_dict() for n in infos}
         shutil.rmtree(staging / ".cache", ignore_errors=True)
         _write_card(benchmark, staging, infos, report)
         (staging / BUILD_INFO_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n", "utf-8")

@@ -28,7 +28,8 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         f"(source fingerprint `{report.source_fingerprint[:16]}`)",
         f"- benchmark version: `{report.version}`; reader options: `{report.options}`",
         f"- temporal cutoff: `{cutoff.get('cutoff')}` ({cutoff.get('source')}); rows kept have `date` strictly "
-        "after the cutoff, undated rows are dropped when a cutoff is set",
+        "after the cutoff, undated rows are dropped when a cutoff is set"
+        + (f"; configs left empty by it and not written: {', '.join(report.skipped)}" if report.skipped else ""),
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]

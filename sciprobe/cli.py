@@ -112,6 +112,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"{benchmark.name}:{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items())
               + (f" (cutoff {counts['cutoff']}: {counts['n_items_after']}/{counts['n_items_before']} kept)"
                  if counts["cutoff"] else ""))
+    for config in report.skipped:
+        print(f"{benchmark.name}:{config}: skipped, the cutoff leaves no items")
     print(f"wrote {report.out_dir}")
     return 0
 
