@@ -81,13 +81,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
     demo.add_argument("--output-dir", default="results/demo")
     demo.add_argument("--max-tokens", type=int, default=64,
-                      help="answer length for the demo (the official 500 is slow on a CPU)")
+                      help="answer length for the demo (the official 500 is slow on a CPU); decoding is greedy")
+    demo.add_argument("--limit", type=int, default=8,
+                      help="items per IPI/I3 task (I2R: one tournament); the bundled model takes ~4 s an answer")
 
     lighteval = sub.add_parser("lighteval", help="lighteval's CLI, offline (only --custom-tasks modules load)",
                                description="Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
                                            "\"model_name=$(sciprobe model-path)\" \"idrbench:ipi|0\" "
                                            "--custom-tasks task_cards/idrbench.py --max-samples 8")
     lighteval.add_argument("args", nargs=argparse.REMAINDER)
+
+    from sciprobe.leaderboard.commands import configure_leaderboard_parser, configure_publish_parser
+
+    configure_leaderboard_parser(sub.add_parser("leaderboard", help="run the leaderboard Space locally "
+                                                                   "(or its scoring worker)"))
+    configure_publish_parser(sub.add_parser("publish", help="stage (--dry-run) or upload a dataset, metric or "
+                                                           "the Space to the Hub"))
+    sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
+    sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
+    sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here")
+    env = sandbox_sub.add_parser("create-env", help="create the pinned SGI-Bench dry-experiment environment "
+                                                    "(printed digits depend on library versions)")
+    env.add_argument("--path", required=True, help="folder of the new venv")
+    env.add_argument("--python", help="a Python 3.10 interpreter (default: found on PATH or pyenv)")
+    env.add_argument("--force", action="store_true", help="recreate an existing venv")
+    env.add_argument("--dry-run", action="store_true", help="print what would be installed")
 
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
@@ -164,8 +182,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     tasks = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i3_set2", "idrbench:i2r"]
     print(f"sciprobe demo: {args.model} on the bundled IDRBench sample ({', '.join(tasks)}); offline", flush=True)
+    # Greedy decoding lets the local model batch its generations; I2R plays the official tournament only.
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
-                                generation={"max_tokens": args.max_tokens})
+                                generation={"max_tokens": args.max_tokens, "temperature": 0.0},
+                                limit=args.limit, per_task={"idrbench:i2r": {"modes": ["official"], "limit": 1}})
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
@@ -176,6 +196,31 @@ def _cmd_lighteval(args: argparse.Namespace) -> int:
     from sciprobe.lighteval_cli import run
 
     return run(args.args)
+
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    if args.sandbox_command == "check":
+        from sciprobe.runners.sandbox import sandbox_available
+
+        ok, reason = sandbox_available()
+        print(("sandbox available: " if ok else "sandbox NOT available: ") + reason)
+        return 0 if ok else 1
+    from sciprobe.runners.sandbox_env import create_env
+
+    print(create_env(args.path, python=args.python, force=args.force, dry_run=args.dry_run))
+    return 0
+
+
+def _cmd_leaderboard(args: argparse.Namespace) -> int:
+    from sciprobe.leaderboard.commands import cmd_leaderboard
+
+    return cmd_leaderboard(args)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from sciprobe.leaderboard.commands import cmd_publish
+
+    return cmd_publish(args)
 
 
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
@@ -195,7 +240,8 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
-            "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "model-path": _cmd_model_path}
+            "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval,
+            "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

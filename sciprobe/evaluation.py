@@ -80,6 +80,7 @@ class EvaluationRequest:
     cutoff_source: str = "none"
     judge: str | None = None
     modes: Sequence[str] | None = None
+    per_task: dict[str, dict[str, Any]] = field(default_factory=dict)  # {ref: {"modes": [...], "limit": N}}
     output_dir: Path = Path("results")
     generation: dict[str, Any] = field(default_factory=dict)
     use_cache: bool = True
@@ -100,17 +101,19 @@ def make_client(model: str, use_cache: bool = True) -> Any:
 def run_task(ref: str, request: EvaluationRequest, client: Any) -> list[TaskResult]:
     """Run one task reference; I2R plays one tournament per requested mode (their pairings differ)."""
     benchmark, task = resolve_task(ref)
-    modes = list(request.modes or task.modes)
+    override = request.per_task.get(ref, {})
+    modes = list(override.get("modes") or request.modes or task.modes)
+    limit = override.get("limit", request.limit)
     unknown = [m for m in modes if m not in task.modes]
     if unknown:
         raise SciprobeError(f"task {ref} has no mode {unknown[0]!r}; modes: {', '.join(task.modes)}")
     data = load_task_data(benchmark, task, request.data, cutoff=request.cutoff, cutoff_source=request.cutoff_source,
-                          limit=request.limit, revision=request.revision)
+                          limit=limit, revision=request.revision)
     params = {**task.generation, **request.generation}
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
             "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id, "judge_id": request.judge,
-            "generation_parameters": params, "cutoff": data.cutoff, "limit": request.limit}
+            "generation_parameters": params, "cutoff": data.cutoff, "limit": limit}
     if task.runner == "swiss":
         from sciprobe.runners.i2r import run_i2r
 

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
+bash scripts/system-deps.sh
 stamp_key=$(cat pyproject.toml constraints.txt scripts/install.sh | sha256sum | cut -c1-16)
 if [ -f .venv/.sciprobe-installed ] && [ "$(cat .venv/.sciprobe-installed)" = "$stamp_key" ]; then
   exit 0

@@ -1,0 +1,379 @@
+"""The leaderboard Space (Gradio 6.31, no ``gradio_leaderboard``; shared/spec/ecosystem.md §6).
+
+Tabs: an overview, one tab per *registered* benchmark (``sciprobe.benchmarks``), Provenance, Submit, Queue and
+About. Tables are ``gr.Dataframe(show_search="search", pinned_columns=1)`` (built-in search and sort) plus our
+own filters (mode, model family, contamination-free only, model search). Submissions are validated
+(:mod:`~sciprobe.leaderboard.validation`), stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side
+(:mod:`~sciprobe.leaderboard.queue`). Every event handler has an explicit ``api_name``.
+
+Environment:
+  ``SCIPROBE_LEADERBOARD_DIR``        store folder (SQLite; hub cache) — tests point it at a tmp dir
+  ``SCIPROBE_LEADERBOARD_STORE``      ``sqlite`` (default) or ``hub`` (see :func:`~sciprobe.leaderboard.store.open_store`)
+  ``SCIPROBE_LEADERBOARD_AUTH``       ``oauth`` (Hugging Face sign-in; default on Spaces, i.e. when ``SPACE_ID``
+                                      is set) or ``local`` (a user-name field; default elsewhere)
+  ``SCIPROBE_LEADERBOARD_RATE_LIMIT`` ``N/SECONDS`` submissions per user (default ``10/86400``)
+  ``SCIPROBE_LEADERBOARD_MAX_BYTES``  upload size limit (default 20 MB)
+  ``SCIPROBE_LEADERBOARD_DATA``       ``bench=DIR_OR_HUB_ID,...`` (default: the bundled samples)
+"""
+
+import datetime as dt
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard import queue as lb_queue
+from sciprobe.leaderboard import tables
+from sciprobe.leaderboard.store import LeaderboardStore, open_store
+from sciprobe.leaderboard.validation import (
+    MAX_FILE_BYTES,
+    SubmissionError,
+    display_text,
+    task_ref_error,
+    validate_model_info,
+    validate_submission,
+)
+
+_USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,38}$")
+
+CSS = """
+.sp-title h1 { margin-bottom: 0.2em; }
+.sp-note { font-size: 0.92em; opacity: 0.85; }
+#sp-status { min-height: 2.5em; }
+"""
+
+ABOUT = """
+### How the leaderboard works
+* **Scored here, never trusted:** an upload is a predictions JSONL for one task (`{"id", "response"}` raw model
+  text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`). The
+  Space validates it strictly and scores it with `sciprobe score` (`sciprobe.scoring_cli.score_file`).
+* **Rows:** one per model × benchmark version × dataset fingerprint × cutoff × judge set. A result on another
+  dataset revision is a separate row, never merged.
+* **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,
+  never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
+* **Contamination-free:** every scored item is dated after the model's knowledge cutoff (the submitter's claim,
+  else sciprobe's cutoff registry); `unknown` when the cutoff is not known.
+* **Queue:** classification and ranking tasks are scored inline on submission; judge-scored tasks wait in the
+  queue for the scoring worker (`sciprobe leaderboard --worker`).
+"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Space settings, read from the environment."""
+
+    auth: str = "local"
+    max_recent: int = 10
+    window: dt.timedelta = dt.timedelta(days=1)
+    max_bytes: int = MAX_FILE_BYTES
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        auth = (os.environ.get("SCIPROBE_LEADERBOARD_AUTH") or ("oauth" if os.environ.get("SPACE_ID") else "local")).lower()
+        if auth not in ("oauth", "local"):
+            raise SciprobeError(f"SCIPROBE_LEADERBOARD_AUTH must be oauth or local, not {auth!r}")
+        limit = os.environ.get("SCIPROBE_LEADERBOARD_RATE_LIMIT") or "10/86400"
+        count, _, seconds = limit.partition("/")
+        try:
+            max_recent, window = int(count), dt.timedelta(seconds=int(seconds or 86400))
+        except ValueError:
+            raise SciprobeError(f"SCIPROBE_LEADERBOARD_RATE_LIMIT must look like N/SECONDS, not {limit!r}") from None
+        max_bytes = int(os.environ.get("SCIPROBE_LEADERBOARD_MAX_BYTES") or MAX_FILE_BYTES)
+        return cls(auth, max_recent, window, max_bytes)
+
+
+class LeaderboardService:
+    """Everything the UI does, without gradio: tables, provenance, submissions. Tested directly and via the app."""
+
+    def __init__(self, store: LeaderboardStore, settings: Settings, benchmarks: Sequence[str]) -> None:
+        self.store = store
+        self.settings = settings
+        self.benchmarks = list(benchmarks)
+        self.columns = {b: tables.task_columns([b]) for b in self.benchmarks}
+        self.all_columns = [c for b in self.benchmarks for c in self.columns[b]]
+
+    def results(self):
+        return self.store.list_results()
+
+    def reload(self) -> None:
+        refresh = getattr(self.store, "refresh", None)
+        if refresh is not None:
+            refresh()
+
+    def table(self, key: str, mode: str = tables.DEFAULT_MODE, families: Sequence[str] | None = None,
+              contamination_free_only: bool = False, query: str = ""):
+        columns = self.all_columns if key == "overview" else self.columns[key]
+        return tables.leaderboard_frame(self.results(), columns, overview=key == "overview", mode=mode or tables.DEFAULT_MODE,
+                                        families=families or None, contamination_free_only=bool(contamination_free_only),
+                                        query=query or "")
+
+    def row_choices(self) -> list[tuple[str, str]]:
+        return [(tables.row_label(cells), row_id) for row_id, cells in tables.group_rows(self.results()).items()]
+
+    def task_choices(self) -> list[str]:
+        return [c.ref for c in self.all_columns]
+
+    def provenance(self, row_id: str | None, task: str | None = None) -> dict[str, Any]:
+        if not row_id:
+            return {"hint": "choose a row (or click a cell in a leaderboard table)"}
+        return tables.row_provenance(self.results(), row_id, task or None)
+
+    def queue_frame(self):
+        import pandas as pd
+
+        rows = [{"Submitted": r.submitted_time[:19].replace("T", " "), "Status": r.status,
+                 "Model": display_text(r.model_name), "Task": r.task, "User": display_text(r.user, 40),
+                 "Items": r.n_predictions, "Error": display_text(r.error or "", 200),
+                 "File": display_text(r.predictions_file, 60), "Request": r.request_id[:8]}
+                for r in reversed(self.store.list_requests())]
+        return pd.DataFrame(rows, columns=["Submitted", "Status", "Model", "Task", "User", "Items", "Error", "File",
+                                           "Request"])
+
+    def submit(self, user: str | None, task: str, file_path: str | None, model_name: str, model_family: str = "",
+               model_revision: str = "", model_cutoff: str = "", description: str = "", *,
+               file_name: str | None = None) -> tuple[str, dict[str, Any]]:
+        """Validate, store, score. Returns (markdown status, request record or error).
+
+        ``file_name`` is the name the browser sent (default: the uploaded file's base name)."""
+        try:
+            if not user:
+                raise SubmissionError("sign in first")
+            if not _USER_RE.match(user):
+                raise SubmissionError("user names may only use letters, digits and _ . - (at most 39 characters)")
+            model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
+            error = task_ref_error(task)
+            if error:
+                raise SubmissionError(error)
+            bench = task.partition(":")[0]
+            if bench not in self.benchmarks:
+                raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
+            location = lb_queue.data_for(bench)
+            sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
+                                      max_bytes=self.settings.max_bytes)
+            request = lb_queue.submit(self.store, sub, user, max_recent=self.settings.max_recent,
+                                      window=self.settings.window)
+        except SciprobeError as exc:
+            return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
+        if request.status == "FINISHED" and request.result_id:
+            result = self.store.get_result(request.result_id)
+            report = result.scores.get(result.default_mode, {})
+            value, cov = report.get(result.headline), report.get("coverage", {})
+            shown = f"{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
+            message = (f"**Scored:** {display_text(request.model_name)} on `{request.task}`: {result.headline} "
+                       f"{shown} ({result.default_mode}), coverage {cov.get('n_scored')}/{cov.get('n_items')} — "
+                       f"request `{request.request_id[:8]}` FINISHED.")
+        elif request.status == "FAILED":
+            message = f"**Scoring failed:** {display_text(request.error or 'unknown error', 300)}"
+        else:
+            message = (f"**Queued:** {display_text(request.model_name)} on `{request.task}` (request "
+                       f"`{request.request_id[:8]}`, {request.status}); the scoring worker will pick it up.")
+        return message, request.to_json()
+
+
+def loadable_benchmarks() -> list[str]:
+    """The registered benchmarks whose declaration imports; a broken one is skipped with a warning instead of
+    taking the whole leaderboard down."""
+    import warnings
+
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+
+    names = []
+    for name in benchmark_names():
+        try:
+            get_benchmark(name)
+        except Exception as exc:  # noqa: BLE001 - any import error of one benchmark module
+            warnings.warn(f"leaderboard: skipping benchmark {name!r}: {exc}", stacklevel=2)
+            continue
+        names.append(name)
+    return names
+
+
+def build_app(store: LeaderboardStore | None = None, settings: Settings | None = None,
+              benchmarks: Sequence[str] | None = None):
+    """The Gradio Blocks of the leaderboard (not launched)."""
+    import gradio as gr
+
+    from sciprobe.benchmarks import get_benchmark
+
+    settings = settings or Settings.from_env()
+    service = LeaderboardService(store or open_store(), settings, benchmarks or loadable_benchmarks())
+    tab_keys = ["overview", *service.benchmarks]
+
+    with gr.Blocks(title="sciprobe leaderboard") as demo:
+        gr.Markdown("# sciprobe leaderboard\nScience-of-science LLM benchmarks, scored server-side from submitted "
+                    "predictions. Rows never mix dataset revisions; every cell carries coverage and provenance.",
+                    elem_classes=["sp-title"])
+        with gr.Row():
+            refresh_button = gr.Button("Refresh", size="sm", variant="secondary", scale=0, min_width=120)
+        tables_out: dict[str, Any] = {}
+        filters: dict[str, list[Any]] = {}
+        family_boxes, plots = [], []
+        with gr.Tabs():
+            for key in tab_keys:
+                title = "Overview" if key == "overview" else get_benchmark(key).title
+                columns = service.all_columns if key == "overview" else service.columns[key]
+                with gr.Tab(title, id=f"tab-{key}"):
+                    if key != "overview":
+                        bench = get_benchmark(key)
+                        gr.Markdown(f"**{bench.title} v{bench.version}** — {display_text(bench.description, 800)}",
+                                    elem_classes=["sp-note"])
+                    with gr.Row():
+                        mode = gr.Dropdown(tables.mode_choices(columns), value=tables.DEFAULT_MODE, label="Mode",
+                                           scale=1, min_width=140)
+                        families = gr.CheckboxGroup(tables.families_of(service.results()), label="Model family",
+                                                    scale=2)
+                        clean = gr.Checkbox(False, label="Contamination-free only", scale=1, min_width=160)
+                        query = gr.Textbox(label="Model search", placeholder="e.g. gpt", scale=1, min_width=160)
+                    table = gr.Dataframe(service.table(key), datatype="auto", interactive=False,
+                                         show_search="search", pinned_columns=1, max_height=420, wrap=False,
+                                         label="Leaderboard" if key == "overview" else f"{title} leaderboard",
+                                         buttons=["copy", "fullscreen"], elem_id=f"table-{key}")
+                    with gr.Accordion("Provenance of the selected cell", open=False) as acc:
+                        selected = gr.JSON(label="Provenance", elem_id=f"provenance-{key}", open=True)
+                    if key != "overview":
+                        with gr.Row():
+                            scatter = gr.Plot(tables.cutoff_plot(service.results(), columns), label="Score vs cutoff",
+                                              format="png", show_label=False)
+                            bars = gr.Plot(tables.task_bars(service.results(), columns), label="Per-task scores",
+                                           format="png", show_label=False)
+                        plots.append((key, scatter, bars, mode))
+                    tables_out[key] = table
+                    filters[key] = [mode, families, clean, query]
+                    family_boxes.append(families)
+
+                    def on_filter(mode_value, family_values, clean_value, query_value, _key=key):
+                        return service.table(_key, mode_value, family_values, clean_value, query_value)
+
+                    gr.on([mode.change, families.change, clean.change, query.submit], on_filter,
+                          inputs=[mode, families, clean, query], outputs=table, api_name=f"filter_{key}")
+
+                    def on_select(frame, evt: gr.SelectData, _key=key):
+                        row_index, col_index = (evt.index if isinstance(evt.index, (list, tuple)) else (evt.index, 0))
+                        if frame is None or len(frame) == 0 or row_index >= len(frame):
+                            return {"hint": "no row selected"}, gr.update(open=True)
+                        row_id = frame.iloc[row_index][tables.ROW_COLUMN]
+                        header = str(frame.columns[col_index])
+                        task = next((c.ref for c in service.all_columns
+                                     if header in (c.score_header(True), c.score_header(False), c.coverage_header())
+                                     and (_key == "overview" or c.ref.startswith(_key + ":"))), None)
+                        return service.provenance(row_id, task), gr.update(open=True)
+
+                    table.select(on_select, inputs=table, outputs=[selected, acc], api_name=f"select_{key}")
+
+            with gr.Tab("Provenance", id="tab-provenance"):
+                gr.Markdown("Choose a leaderboard row (and optionally one task) to see how its numbers were made.",
+                            elem_classes=["sp-note"])
+                with gr.Row():
+                    row_box = gr.Dropdown(service.row_choices(), label="Row", scale=3, elem_id="provenance-row")
+                    task_box = gr.Dropdown(["", *service.task_choices()], value="", label="Task (optional)", scale=1)
+                    show = gr.Button("Show provenance", variant="primary", scale=0, min_width=220)
+                provenance = gr.JSON(label="Provenance", open=True, elem_id="provenance")
+                show.click(service.provenance, inputs=[row_box, task_box], outputs=provenance, api_name="provenance")
+
+            with gr.Tab("Submit", id="tab-submit"):
+                if settings.auth == "oauth":
+                    gr.LoginButton()
+                    user_box = None
+                    signed_in = gr.Markdown("Sign in with your Hugging Face account to submit.")
+                else:
+                    with gr.Row():
+                        user_box = gr.Textbox(label="User name (local sign-in)", placeholder="your-name", scale=2,
+                                              elem_id="user-name")
+                        sign_in = gr.Button("Sign in", scale=0, min_width=120, elem_id="sign-in")
+                    signed_in = gr.Markdown("Not signed in (local mode).", elem_id="signed-in")
+
+                    def do_sign_in(name: str) -> str:
+                        if not name or not _USER_RE.match(name):
+                            return "**Invalid user name:** letters, digits and _ . - only."
+                        return f"Signed in as **{display_text(name, 40)}** (local mode)."
+
+                    sign_in.click(do_sign_in, inputs=user_box, outputs=signed_in, api_name="sign_in")
+                with gr.Row():
+                    with gr.Column(scale=1):
+                        task_in = gr.Dropdown(service.task_choices(), value=(service.task_choices() or [None])[0],
+                                              label="Task", elem_id="task")
+                        file_in = gr.File(label="Predictions (JSONL, one line per test item)",
+                                          file_types=[".jsonl", ".json"], type="filepath", elem_id="predictions")
+                    with gr.Column(scale=1):
+                        name_in = gr.Textbox(label="Model name", placeholder="owner/model", elem_id="model-name")
+                        with gr.Row():
+                            family_in = gr.Textbox(label="Model family (optional)", placeholder="gpt")
+                            revision_in = gr.Textbox(label="Model revision (optional)")
+                            cutoff_in = gr.Textbox(label="Knowledge cutoff (optional)", placeholder="YYYY-MM")
+                        desc_in = gr.Textbox(label="Notes (optional)", lines=2, max_length=500)
+                submit_button = gr.Button("Submit", variant="primary", elem_id="submit")
+                status = gr.Markdown(elem_id="sp-status")
+                request_json = gr.JSON(label="Request", open=False)
+                inputs = [task_in, file_in, name_in, family_in, revision_in, cutoff_in, desc_in]
+                if user_box is not None:
+                    submit_event = submit_button.click(lambda user, *rest: service.submit(user, *rest),
+                                                       inputs=[user_box, *inputs], outputs=[status, request_json],
+                                                       api_name="submit")
+                else:
+                    def submit_oauth(task, file_path, name, family, revision, cutoff, desc,
+                                     profile: gr.OAuthProfile | None):
+                        user = profile.username if profile is not None else None
+                        return service.submit(user, task, file_path, name, family, revision, cutoff, desc)
+
+                    submit_event = submit_button.click(submit_oauth, inputs=inputs, outputs=[status, request_json],
+                                                       api_name="submit")
+
+            with gr.Tab("Queue", id="tab-queue"):
+                queue_table = gr.Dataframe(service.queue_frame(), interactive=False, show_search="search",
+                                           max_height=420, label="Requests (newest first)", elem_id="queue")
+
+            with gr.Tab("About", id="tab-about"):
+                gr.Markdown(ABOUT)
+
+        def refresh_all():
+            service.reload()
+            fams = tables.families_of(service.results())
+            out: list[Any] = [service.table(key) for key in tab_keys]
+            out += [gr.update(choices=fams) for _ in family_boxes]
+            for key, _, _, _ in plots:
+                out += [tables.cutoff_plot(service.results(), service.columns[key]),
+                        tables.task_bars(service.results(), service.columns[key])]
+            out += [gr.update(choices=service.row_choices()), service.queue_frame()]
+            return out
+
+        refresh_outputs = [tables_out[k] for k in tab_keys] + family_boxes
+        for _, scatter, bars, _ in plots:
+            refresh_outputs += [scatter, bars]
+        refresh_outputs += [row_box, queue_table]
+        refresh_button.click(refresh_all, outputs=refresh_outputs, api_name="refresh")
+        submit_event.then(refresh_all, outputs=refresh_outputs, api_name="refresh_after_submit")
+        demo.load(refresh_all, outputs=refresh_outputs, api_name="load")
+
+        for key, scatter, bars, mode in plots:
+            def replot(mode_value, _key=key):
+                return (tables.cutoff_plot(service.results(), service.columns[_key], mode_value or tables.DEFAULT_MODE),
+                        tables.task_bars(service.results(), service.columns[_key], mode_value or tables.DEFAULT_MODE))
+
+            mode.change(replot, inputs=mode, outputs=[scatter, bars], api_name=f"plots_{key}")
+    demo.sciprobe_service = service  # for tests and the CLI
+    return demo
+
+
+def launch_options() -> dict[str, Any]:
+    """Gradio 6 takes css/theme at launch time."""
+    import gradio as gr
+
+    # Uploads over the size limit are refused by gradio before they reach the disk (validation checks again).
+    return {"css": CSS, "theme": gr.themes.Default(primary_hue="indigo"),
+            "max_file_size": Settings.from_env().max_bytes}
+
+
+def launch(*, host: str = "127.0.0.1", port: int | None = None, store_dir: Path | None = None,
+           prevent_thread_lock: bool = False, **kwargs: Any):
+    """Build and launch the app (what ``sciprobe leaderboard`` runs). Returns the Blocks."""
+    if store_dir is not None:
+        os.environ["SCIPROBE_LEADERBOARD_DIR"] = str(store_dir)
+    demo = build_app()
+    demo.queue(default_concurrency_limit=8)
+    demo.launch(server_name=host, server_port=port, prevent_thread_lock=prevent_thread_lock,
+                **{**launch_options(), **kwargs})
+    return demo

@@ -1,0 +1,47 @@
+"""The headless Chromium setup shared by the browser test and ``scripts/screenshots.py``.
+
+Playwright (PyPI ``playwright``) drives the Debian ``chromium`` package (``apt-get install -y chromium``); no
+Playwright-managed browser download is needed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+CHROMIUM_PATH = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1440, "height": 900}
+
+
+def chromium_path() -> str | None:
+    """The Debian chromium binary, or None when it is not installed."""
+    if shutil.which(CHROMIUM_PATH):
+        return CHROMIUM_PATH
+    return shutil.which("chromium")
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """``playwright.chromium.launch`` on the system binary with the project's flags."""
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError("chromium is not installed (apt-get install -y chromium)")
+    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+
+
+def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 3, timeout_ms: int = 20_000) -> None:
+    """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until it shows. Retried: a
+    file set before the component has finished hydrating is ignored by the front end."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    path = Path(path)
+    for attempt in range(attempts):
+        page.locator(f"{elem} input[type=file]").set_input_files(str(path))
+        try:
+            page.locator(elem).get_by_text(path.name).first.wait_for(timeout=timeout_ms)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise

@@ -1,0 +1,71 @@
+"""``sciprobe leaderboard`` and ``sciprobe publish``: argument definitions and handlers, ready to be wired into
+``sciprobe/cli.py`` (two lines each)::
+
+    from sciprobe.leaderboard.commands import (cmd_leaderboard, cmd_publish, configure_leaderboard_parser,
+                                               configure_publish_parser)
+    configure_leaderboard_parser(sub.add_parser("leaderboard", help="run the leaderboard Space locally (or its scoring worker)"))
+    configure_publish_parser(sub.add_parser("publish", help="stage or upload the dataset / metric / Space to the Hub"))
+    COMMANDS.update({"leaderboard": cmd_leaderboard, "publish": cmd_publish})
+
+Handlers return an exit status and raise :class:`~sciprobe.errors.SciprobeError` for user errors, like the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+
+def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Serve the leaderboard Space locally (store: SCIPROBE_LEADERBOARD_DIR, default "
+                          "$SCIPROBE_HOME/leaderboard), or run the scoring worker for queued (judge-scored) requests.")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=7860, help="port (default 7860)")
+    parser.add_argument("--store-dir", help="leaderboard store folder (sets SCIPROBE_LEADERBOARD_DIR)")
+    parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
+    parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
+    parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
+    parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    if args.store_dir:
+        os.environ["SCIPROBE_LEADERBOARD_DIR"] = str(Path(args.store_dir).resolve())
+    if args.auth:
+        os.environ["SCIPROBE_LEADERBOARD_AUTH"] = args.auth
+    if args.worker:
+        from sciprobe.leaderboard.queue import run_worker
+        from sciprobe.leaderboard.store import open_store
+
+        processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None)
+        print(f"processed {processed} request(s)")
+        return 0
+    from sciprobe.leaderboard.app import launch
+
+    print(f"sciprobe leaderboard on http://{args.host}:{args.port}/ (Ctrl-C to stop)", flush=True)
+    launch(host=args.host, port=args.port)
+    return 0
+
+
+def configure_publish_parser(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Stage (--dry-run --out DIR) or upload a Hub artifact: dataset (hub layout of a benchmark), "
+                          "metric (metrics/<name>/ as an evaluate Space; the repo name is the metric name), space "
+                          "(the leaderboard Space), or all (REPO_ID is then an owner namespace).")
+    parser.add_argument("kind", choices=["dataset", "metric", "space", "all"])
+    parser.add_argument("repo_id", metavar="REPO_ID", help="owner/name (owner only for `all`)")
+    parser.add_argument("--dry-run", action="store_true", help="write the folder that would be uploaded; no network")
+    parser.add_argument("--out", help="where to write the staged folder (required with --dry-run)")
+    parser.add_argument("--benchmark", help="benchmark for `dataset` (default: the repo name if registered, else idrbench)")
+    parser.add_argument("--source", help="release files to build the dataset from (default: the bundled sample)")
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from sciprobe.publish import publish
+
+    artifacts = publish(args.kind, args.repo_id, dry_run=args.dry_run, out=args.out, benchmark=args.benchmark,
+                        source=args.source, token=os.environ.get("HF_TOKEN"))
+    verb = "staged" if args.dry_run else "uploaded"
+    for artifact in artifacts:
+        print(f"{verb} {artifact.kind:7s} {artifact.repo_type}:{artifact.repo_id}  <- {artifact.folder}")
+    return 0

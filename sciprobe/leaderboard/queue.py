@@ -1,0 +1,168 @@
+"""Submission queue and server-side scoring.
+
+Every accepted submission becomes a PENDING request in the store. Scoring always goes through
+:func:`sciprobe.scoring_cli.score_file` on the stored canonical predictions — submitted scores are never
+trusted. Tasks whose scoring is pure (single-call tasks parsed and scored locally, I2R rankings) are scored
+*inline* by the Space right after the request is stored (PENDING -> RUNNING -> FINISHED | FAILED within the
+same call); tasks that need an LLM judge or an agent loop (any other ``runner``) stay PENDING for
+:func:`process_pending` / :func:`run_worker`, run by a separate worker process (``sciprobe leaderboard --worker``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard.records import FAILED, FINISHED, ResultRecord, SubmissionRequest
+from sciprobe.leaderboard.store import LeaderboardStore
+from sciprobe.leaderboard.validation import ValidatedSubmission, sanitize_text
+
+#: runners whose scoring needs no model call, so the Space scores them inline.
+INLINE_RUNNERS = (None, "swiss")
+
+DataFor = Callable[[str], str]
+
+
+def data_for(benchmark_name: str) -> str:
+    """The dataset the leaderboard scores ``benchmark_name`` against.
+
+    ``SCIPROBE_LEADERBOARD_DATA="idrbench=/path/or/owner/name,scitaste=..."`` overrides per benchmark; the
+    default is the bundled sample, built once into ``$SCIPROBE_HOME/datasets``.
+    """
+    for part in (os.environ.get("SCIPROBE_LEADERBOARD_DATA") or "").split(","):
+        name, sep, location = part.partition("=")
+        if sep and name.strip() == benchmark_name and location.strip():
+            return location.strip()
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.evaluation import sample_dataset_dir
+
+    return str(sample_dataset_dir(get_benchmark(benchmark_name)))
+
+
+def scored_inline(task_ref: str) -> bool:
+    from sciprobe.benchmarks import resolve_task
+
+    return resolve_task(task_ref)[1].runner in INLINE_RUNNERS
+
+
+def knowledge_cutoff(model_name: str, claimed: str | None) -> str | None:
+    """The submitter's claim, else the registry's entry, else None (unknown); as ``YYYY-MM-DD`` (a month
+    claim means the end of that month, as everywhere in sciprobe.cutoffs)."""
+    from sciprobe.cutoffs import lookup_model_cutoff, parse_cutoff
+
+    if claimed:
+        return parse_cutoff(claimed).isoformat()
+
+    try:
+        return lookup_model_cutoff(model_name).cutoff.isoformat()
+    except SciprobeError:
+        return None
+
+
+def new_request(sub: ValidatedSubmission, user: str) -> SubmissionRequest:
+    return SubmissionRequest(
+        request_id=uuid.uuid4().hex, user=user, model_name=sub.model.model_name, task=sub.target.ref,
+        benchmark=sub.target.benchmark, benchmark_version=sub.target.benchmark_version,
+        dataset_fingerprint=sub.target.dataset_fingerprint, predictions_sha256=sub.sha256,
+        n_predictions=sub.n_predictions, predictions_file=sub.file_name, model_family=sub.model.model_family,
+        model_revision=sub.model.model_revision, model_cutoff=sub.model.model_cutoff,
+        description=sub.model.description)
+
+
+def _flush(store: LeaderboardStore, message: str) -> None:
+    flush = getattr(store, "flush", None)
+    if flush is not None:
+        flush(message)
+
+
+def submit(store: LeaderboardStore, sub: ValidatedSubmission, user: str, *, data: DataFor = data_for,
+           max_recent: int | None = None, window: dt.timedelta = dt.timedelta(days=1),
+           inline: bool | None = None) -> SubmissionRequest:
+    """Store a validated submission (dedupe + rate limit are atomic in the store), then score it inline when
+    the task allows. Returns the request in its final (or PENDING) state."""
+    request = store.add_submission(new_request(sub, user), sub.canonical, max_recent=max_recent, window=window)
+    if inline if inline is not None else scored_inline(request.task):
+        # scored in the same call: one commit per repo for request, status changes and result together
+        claimed = store.set_status(request.request_id, "RUNNING")
+        request = process_request(store, claimed, data=data)
+        _flush(store, f"Add and score {request.model_name} on {request.task}")
+    else:
+        _flush(store, f"Add {request.model_name} on {request.task} to the queue")
+    return request
+
+
+def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data: DataFor = data_for) -> SubmissionRequest:
+    """Score one RUNNING request with ``score_file``; store the result; mark it FINISHED or FAILED."""
+    from sciprobe.scoring_cli import score_file
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="sciprobe-lb-") as tmp:
+            preds = Path(tmp) / "predictions.jsonl"
+            preds.write_bytes(store.get_predictions(request.request_id))
+            location = data(request.benchmark)
+            path, results = score_file(request.task, preds, data=location, model_name=request.model_name,
+                                       output_dir=Path(tmp) / "out")
+            task_result = results[0]
+            prov = dict(task_result.provenance)
+            if prov.get("dataset_fingerprint") != request.dataset_fingerprint:
+                raise SciprobeError("the leaderboard dataset changed since this submission was validated; resubmit")
+            written = json.loads(path.read_text("utf-8"))
+            block = written["sciprobe"]["tasks"][task_result.key]
+            details_file = Path(tmp) / "out" / block["details"]
+            details = details_file.read_bytes() if details_file.is_file() else None
+            from sciprobe.leaderboard.validation import task_target
+
+            target = task_target(request.task, location)
+            prov.update({"predictions_sha256": request.predictions_sha256, "predictions_file": request.predictions_file,
+                         "scored_by": "sciprobe.scoring_cli.score_file", "environment": written["sciprobe"]["environment"],
+                         "judge_ids": written["sciprobe"]["judge_ids"], "generation_parameters":
+                         written["config_general"]["generation_parameters"]})
+            cutoff = (prov.get("cutoff") or {}).get("cutoff")
+            result = ResultRecord(
+                request_id=request.request_id, user=request.user, model_name=request.model_name, task=request.task,
+                benchmark=request.benchmark, benchmark_version=request.benchmark_version,
+                dataset_fingerprint=request.dataset_fingerprint, headline=task_result.headline,
+                default_mode=task_result.default_mode, scores=block["scores"], provenance=prov, cutoff=cutoff,
+                judge_ids=list(written["sciprobe"]["judge_ids"]), model_family=request.model_family,
+                model_revision=request.model_revision,
+                model_cutoff=knowledge_cutoff(request.model_name, request.model_cutoff),
+                min_item_date=target.min_item_date)
+            result_id = store.add_result(result, details)
+        return store.set_status(request.request_id, FINISHED, result_id=result_id)
+    except Exception as exc:  # noqa: BLE001 - a failed scoring must never leave a request RUNNING
+        message = sanitize_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 300)
+        return store.set_status(request.request_id, FAILED, error=message)
+
+
+def process_pending(store: LeaderboardStore, *, limit: int = 10, data: DataFor = data_for) -> list[SubmissionRequest]:
+    """The worker's step: claim up to ``limit`` PENDING requests and score each; one commit at the end."""
+    done = [process_request(store, request, data=data) for request in store.claim_pending(limit)]
+    if done:
+        _flush(store, f"Score {len(done)} queued request(s)")
+    return done
+
+
+def run_worker(store: LeaderboardStore, *, poll_seconds: float = 30.0, data: DataFor = data_for,
+               stop: threading.Event | None = None, max_rounds: int | None = None) -> int:
+    """Poll the queue until ``stop`` is set (or ``max_rounds`` polls); returns the number of requests processed."""
+    processed, rounds = 0, 0
+    stop = stop or threading.Event()
+    while not stop.is_set() and (max_rounds is None or rounds < max_rounds):
+        refresh = getattr(store, "refresh", None)
+        if refresh is not None:
+            refresh()
+        processed += len(process_pending(store, data=data))
+        rounds += 1
+        if max_rounds is None or rounds < max_rounds:
+            stop.wait(poll_seconds)
+    return processed
+
+
+__all__ = ["INLINE_RUNNERS", "data_for", "process_pending", "process_request", "run_worker", "scored_inline", "submit"]

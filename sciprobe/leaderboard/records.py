@@ -1,0 +1,147 @@
+"""Plain records the leaderboard stores: submission requests and scored results (JSON-serialisable).
+
+A :class:`ResultRecord` serialises to the HF leaderboard template's results JSON
+(``{"config": {...}, "results": {task: {metric: score}}}``) plus a ``sciprobe`` block with scores per mode,
+coverage and provenance, so template readers and sciprobe read the same file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
+STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def iso(ts: dt.datetime) -> str:
+    return ts.astimezone(dt.UTC).isoformat(timespec="microseconds")
+
+
+def parse_iso(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value)
+
+
+def _from_dict(cls: type, data: dict[str, Any]) -> Any:
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class SubmissionRequest:
+    """One submission: who, which model, which task, which predictions (by hash), and its queue status."""
+
+    request_id: str
+    user: str
+    model_name: str
+    task: str                       # "idrbench:ipi"
+    benchmark: str
+    benchmark_version: str
+    dataset_fingerprint: str
+    predictions_sha256: str
+    n_predictions: int
+    predictions_file: str           # the sanitised name the user uploaded
+    model_family: str = ""
+    model_revision: str = ""
+    model_cutoff: str | None = None  # the submitter's knowledge-cutoff claim (YYYY-MM[-DD]) or None
+    description: str = ""
+    status: str = PENDING
+    submitted_time: str = field(default_factory=lambda: iso(utc_now()))
+    updated_time: str = field(default_factory=lambda: iso(utc_now()))
+    error: str | None = None
+    result_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SubmissionRequest:
+        return _from_dict(cls, data)
+
+
+def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
+            cutoff: str | None, judge_ids: list[str]) -> str:
+    """The identity of one leaderboard row. A different dataset fingerprint (revision) is a different row."""
+    raw = json.dumps([model_name, benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)])
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass
+class ResultRecord:
+    """One scored (model, benchmark version, task, dataset fingerprint, cutoff, judge set) cell group."""
+
+    request_id: str
+    user: str
+    model_name: str
+    task: str
+    benchmark: str
+    benchmark_version: str
+    dataset_fingerprint: str
+    headline: str
+    default_mode: str
+    scores: dict[str, dict[str, Any]]        # mode -> ScoreReport.as_dict()
+    provenance: dict[str, Any]
+    cutoff: str | None = None                # the dataset cutoff the items were filtered with
+    judge_ids: list[str] = field(default_factory=list)
+    model_family: str = ""
+    model_revision: str = ""
+    model_cutoff: str | None = None          # the model's knowledge cutoff (claim or registry)
+    min_item_date: str | None = None         # the oldest scored item's date (contamination check)
+    created_time: str = field(default_factory=lambda: iso(utc_now()))
+
+    @property
+    def row_id(self) -> str:
+        return row_key(self.model_name, self.benchmark, self.benchmark_version, self.dataset_fingerprint,
+                       self.cutoff, self.judge_ids)
+
+    @property
+    def result_id(self) -> str:
+        """Unique per row and task: a later result for the same cell replaces the earlier one."""
+        return hashlib.sha256(f"{self.row_id}|{self.task}".encode()).hexdigest()[:20]
+
+    @property
+    def contamination_free(self) -> bool | None:
+        """True when every scored item post-dates the model's knowledge cutoff; None when unknown."""
+        if not self.model_cutoff or not self.min_item_date:
+            return None
+        from sciprobe.cutoffs import parse_cutoff
+
+        try:
+            return self.min_item_date[:10] > parse_cutoff(self.model_cutoff).isoformat()
+        except ValueError:
+            return None
+
+    def flat_results(self) -> dict[str, Any]:
+        """lighteval-style flat metrics: default mode bare, others as ``key:mode``."""
+        out: dict[str, Any] = {}
+        for mode, report in self.scores.items():
+            suffix = "" if mode == self.default_mode else f":{mode}"
+            for key, value in report.items():
+                if key in ("metric", "mode", "params", "notes"):
+                    continue
+                if key == "coverage":
+                    for ck, cv in value.items():
+                        out[ck + suffix] = cv
+                elif isinstance(value, (int, float)) or value is None:
+                    out[key + suffix] = value
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The template's results JSON plus the full sciprobe record."""
+        return {
+            "config": {"model_name": self.model_name, "model_sha": self.model_revision or None,
+                       "model_dtype": None},
+            "results": {self.task: self.flat_results()},
+            "sciprobe": {**asdict(self), "result_id": self.result_id, "row_id": self.row_id},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ResultRecord:
+        return _from_dict(cls, data["sciprobe"])

@@ -1,0 +1,254 @@
+"""Leaderboard tables and plots from stored results (pure: results in, pandas / matplotlib out; no gradio).
+
+One row per (model, benchmark, benchmark version, dataset fingerprint, cutoff, judge set) — results scored on
+a different dataset revision never share a row. Benchmark tables have, per task, the headline metric of the
+chosen mode and its coverage (``scored/total``); the overview has one score column per task and a coverage
+summary. Every user-supplied string is passed through :func:`~sciprobe.leaderboard.validation.display_text`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.validation import display_text
+
+DEFAULT_MODE = "default"
+ROW_COLUMN = "Row"
+#: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
+IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Dataset", "Cutoff", "Judges", "Knowledge cutoff",
+                    "Contamination-free"]
+
+
+@dataclass(frozen=True)
+class TaskColumn:
+    """One task as the tables show it."""
+
+    ref: str              # "idrbench:ipi"
+    name: str             # "ipi"
+    headline: str         # "macro_f1"
+    modes: tuple[str, ...]
+
+    def score_header(self, overview: bool) -> str:
+        return f"{self.ref} {self.headline}" if overview else f"{self.name} {self.headline}"
+
+    def coverage_header(self) -> str:
+        return f"{self.name} coverage"
+
+
+def task_columns(benchmarks: Sequence[str] | None = None) -> list[TaskColumn]:
+    """The registered tasks (of ``benchmarks``, default all), in declaration order."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+
+    out = []
+    for bench in benchmarks or benchmark_names():
+        for name, task in get_benchmark(bench).tasks.items():
+            out.append(TaskColumn(f"{bench}:{name}", name, task.headline, tuple(task.modes)))
+    return out
+
+
+def mode_choices(columns: Sequence[TaskColumn]) -> list[str]:
+    modes: list[str] = []
+    for column in columns:
+        modes.extend(m for m in column.modes if m not in modes)
+    return [DEFAULT_MODE, *modes]
+
+
+def _cell(result: ResultRecord, mode: str) -> tuple[float | None, str]:
+    chosen = result.default_mode if mode == DEFAULT_MODE else mode
+    report = result.scores.get(chosen)
+    if report is None:
+        return None, ""
+    value = report.get(result.headline)
+    cov = report.get("coverage") or {}
+    coverage = f"{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return round(float(value), 4), coverage
+    return None, coverage
+
+
+def _contamination(results: Iterable[ResultRecord]) -> str:
+    flags = {r.contamination_free for r in results}
+    if flags == {True}:
+        return "yes"
+    if False in flags:
+        return "no"
+    return "unknown"
+
+
+def group_rows(results: Iterable[ResultRecord]) -> dict[str, dict[str, ResultRecord]]:
+    """row id -> task ref -> result (the latest result per cell wins)."""
+    rows: dict[str, dict[str, ResultRecord]] = {}
+    for result in sorted(results, key=lambda r: r.created_time):
+        rows.setdefault(result.row_id, {})[result.task] = result
+    return rows
+
+
+def row_label(cells: dict[str, ResultRecord]) -> str:
+    first = next(iter(cells.values()))
+    judges = ",".join(first.judge_ids) or "no judge"
+    return (f"{first.model_name} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
+            f"{judges} · data {first.dataset_fingerprint[:8]}")
+
+
+def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], *, overview: bool = False,
+                      mode: str = DEFAULT_MODE, families: Sequence[str] | None = None,
+                      contamination_free_only: bool = False, query: str = "") -> Any:
+    """The table for one tab (``overview`` = all benchmarks, one score column per task)."""
+    import pandas as pd
+
+    refs = {c.ref for c in columns}
+    records = []
+    for row_id, cells in group_rows(r for r in results if r.task in refs).items():
+        first = next(iter(cells.values()))
+        record: dict[str, Any] = {
+            "Model": display_text(first.model_name), "Family": display_text(first.model_family, 40),
+            "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
+            "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": first.dataset_fingerprint[:8],
+            "Knowledge cutoff": first.model_cutoff or "unknown", "Contamination-free": _contamination(cells.values()),
+        }
+        scored, total = 0, 0
+        for column in columns:
+            result = cells.get(column.ref)
+            value, coverage = _cell(result, mode) if result else (None, "")
+            record[column.score_header(overview)] = value
+            if overview:
+                if result and coverage:
+                    n_scored, _, n_items = coverage.partition("/")
+                    scored += int(n_scored) if n_scored.isdigit() else 0
+                    total += int(n_items) if n_items.isdigit() else 0
+            else:
+                record[column.coverage_header()] = coverage
+        if overview:
+            record["Coverage"] = f"{scored}/{total}" if total else ""
+        record[ROW_COLUMN] = row_id
+        records.append(record)
+    headers = ["Model"]
+    for column in columns:
+        headers.append(column.score_header(overview))
+        if not overview:
+            headers.append(column.coverage_header())
+    headers += (["Coverage"] if overview else []) + IDENTITY_COLUMNS + [ROW_COLUMN]
+    frame = pd.DataFrame(records, columns=headers)
+    if families:
+        frame = frame[frame["Family"].isin([display_text(f, 40) for f in families])]
+    if contamination_free_only:
+        frame = frame[frame["Contamination-free"] == "yes"]
+    if query and query.strip():
+        needle = query.strip().lower()
+        frame = frame[frame["Model"].str.lower().str.contains(needle, regex=False)]
+    score_cols = [c.score_header(overview) for c in columns]
+    if not frame.empty:
+        frame = frame.sort_values(score_cols[:1] + ["Model"], ascending=[False, True], na_position="last")
+    # Drop task columns nobody has scored yet (keep the first), so wide benchmarks stay readable.
+    unscored = [c for c in columns[1:] if frame.empty or frame[c.score_header(overview)].isna().all()]
+    drop = [c.score_header(overview) for c in unscored] + ([] if overview else [c.coverage_header() for c in unscored])
+    frame = frame.drop(columns=drop)
+    return frame.reset_index(drop=True)
+
+
+def families_of(results: Iterable[ResultRecord]) -> list[str]:
+    return sorted({r.model_family for r in results if r.model_family})
+
+
+def row_provenance(results: Sequence[ResultRecord], row_id: str, task: str | None = None) -> dict[str, Any]:
+    """The provenance of a row (every task cell) or of one cell (``task``)."""
+    from sciprobe.leaderboard.store import provenance_view
+
+    cells = group_rows(results).get(row_id)
+    if not cells:
+        return {"error": f"no leaderboard row {row_id!r}"}
+    if task:
+        if task not in cells:
+            return {"error": f"row {row_id} has no result for {task}"}
+        return provenance_view(cells[task])
+    return {"row_id": row_id, "row": row_label(cells), "cells": {ref: provenance_view(r) for ref, r in cells.items()}}
+
+
+def _to_date(value: str | None) -> dt.date | None:
+    if not value:
+        return None
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mode: str = DEFAULT_MODE):
+    """Headline score against the model's knowledge cutoff, one marker series per task."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    plotted = 0
+    for column in columns:
+        points = []
+        for cells_of_row in group_rows(results).values():
+            result = cells_of_row.get(column.ref)
+            date = _to_date(result.model_cutoff) if result else None
+            value = _cell(result, mode)[0] if result else None
+            if date is not None and value is not None:
+                points.append((date, value, result.model_name))
+        if points:
+            ax.scatter([p[0] for p in points], [p[1] for p in points], label=column.ref, s=40)
+            for date, value, name in points:
+                ax.annotate(name.rsplit("/", 1)[-1][:24], (date, value), fontsize=7, xytext=(4, 3),
+                            textcoords="offset points")
+            plotted += len(points)
+    values = [c.get_offsets()[:, 1] for c in ax.collections]
+    if values and all(0 <= v <= 1 for arr in values for v in arr):
+        ax.set_ylim(-0.02, 1.05)
+    if not plotted:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "Score vs knowledge cutoff\n\nno results with a known model cutoff yet", ha="center",
+                va="center", fontsize=10, color="0.35", transform=ax.transAxes)
+        return fig
+    ax.margins(x=0.12)
+    ax.set_xlabel("model knowledge cutoff")
+    ax.set_ylabel(f"headline score ({mode})")
+    ax.set_title("Score vs knowledge cutoff", fontsize=10)
+    ax.grid(alpha=0.3)
+    if plotted:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, frameon=False)
+        fig.autofmt_xdate()
+    return fig
+
+
+def task_bars(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mode: str = DEFAULT_MODE,
+              top: int = 8):
+    """Grouped bars: the headline score of each task for the best ``top`` rows."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    frame = leaderboard_frame(results, columns, mode=mode)
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    score_cols = [c for c in (col.score_header(False) for col in columns) if c in frame.columns]
+    score_cols = [c for c in score_cols if not frame[c].isna().all()] if not frame.empty else []
+    if frame.empty or not score_cols:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "Per-task headline scores\n\nno results yet: submit predictions in the Submit tab",
+                ha="center", va="center", fontsize=10, color="0.35", transform=ax.transAxes)
+        return fig
+    frame = frame.head(top)
+    x = np.arange(len(score_cols))
+    width = 0.8 / max(len(frame), 1)
+    for i, (_, row) in enumerate(frame.iterrows()):
+        values = [row[c] if row[c] is not None and not (isinstance(row[c], float) and math.isnan(row[c])) else 0.0
+                  for c in score_cols]
+        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=f"{row['Model']} ({row['Dataset']})")
+    ax.set_xticks(x, [c.replace(" ", "\n", 1) for c in score_cols], fontsize=8)
+    ax.set_ylabel(f"score ({mode})")
+    ax.set_ylim(0, 1.05 if frame[score_cols].max(numeric_only=True).max() <= 1 else None)
+    ax.set_title("Per-task headline scores", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    return fig

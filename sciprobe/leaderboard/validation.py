@@ -1,0 +1,353 @@
+"""Strict validation of leaderboard submissions, before anything is stored or scored.
+
+A submission is a predictions JSONL file for one task (the format of :mod:`sciprobe.predictions`) plus model
+metadata. Checks, each failing with a one-line :class:`SubmissionError` that names the file and line:
+
+* file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters);
+* size: at most ``max_bytes`` (checked on disk before reading), every line at most ``max_line_bytes``;
+* encoding: UTF-8 without byte-order mark, no NUL bytes (binary files);
+* schema: one JSON object per line, no duplicate keys, only the task's fields (single-call tasks: ``id`` plus
+  ``response`` *or* ``prediction``; I2R: ``id``, ``ranking``, optional ``scores``; an optional ``task`` field
+  must name this task), no NaN/Infinity, bounded nesting and string lengths;
+* ids: strings, each a test id of the dataset the leaderboard scores against, no duplicates, none missing.
+
+The output is a canonical JSONL (sorted ids, only known fields) — what is stored, hashed for duplicate
+detection and fed to :func:`sciprobe.scoring_cli.score_file` (which reads it with
+:func:`sciprobe.predictions.read_predictions`). Free-text metadata is sanitised with :func:`sanitize_text`
+and HTML-escaped for display with :func:`display_text`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import html
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+
+MAX_FILE_BYTES = 20_000_000
+MAX_LINE_BYTES = 256_000          # well under sciprobe.predictions.MAX_LINE_BYTES
+MAX_RESPONSE_CHARS = 100_000
+MAX_RANKING = 500
+MAX_TITLE_CHARS = 2_000
+MAX_ID_CHARS = 200
+
+_MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-/:@]{0,119}$")
+_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\- ]{0,127}$")
+_FAMILY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\- ]{0,39}$")
+_REVISION_RE = re.compile(r"^[A-Za-z0-9._\-/]{0,80}$")
+
+
+class SubmissionError(SciprobeError):
+    """A submission was rejected; the message is one line and safe to show."""
+
+
+# ---------------------------------------------------------------- text fields
+
+def sanitize_text(value: Any, max_len: int) -> str:
+    """Drop control and format characters (incl. bidi overrides, zero-width), collapse whitespace, cap length."""
+    text = "" if value is None else str(value)
+    text = "".join(" " if ch in "\t\n\r" else ch for ch in text
+                   if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
+    text = " ".join(text.split())
+    return text if len(text) <= max_len else text[: max_len - 1] + "…"
+
+
+def display_text(value: Any, max_len: int = 120) -> str:
+    """:func:`sanitize_text` then ``html.escape`` — for anything user-supplied that reaches the page."""
+    return html.escape(sanitize_text(value, max_len), quote=True)
+
+
+def _short(value: Any, n: int = 60) -> str:
+    return repr(sanitize_text(value, n))
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Submitted model metadata, already validated."""
+
+    model_name: str
+    model_family: str = ""
+    model_revision: str = ""
+    model_cutoff: str | None = None
+    description: str = ""
+
+
+def default_family(model_name: str) -> str:
+    """``openai/gpt-4o-mini`` -> ``gpt``; ``meta-llama/Llama-3.1-8B`` -> ``llama``."""
+    base = model_name.rsplit("/", 1)[-1].lower()
+    match = re.match(r"[a-z]+", base)
+    return match.group(0) if match else "other"
+
+
+def validate_model_info(model_name: Any, model_family: Any = "", model_revision: Any = "", model_cutoff: Any = "",
+                        description: Any = "") -> ModelInfo:
+    """Model names are identifiers (``owner/name``-like, no markup); free text is sanitised."""
+    name = "" if model_name is None else str(model_name).strip()
+    if not name:
+        raise SubmissionError("model name is required")
+    if not _MODEL_NAME_RE.match(name) or ".." in name or "//" in name:
+        raise SubmissionError(f"model name {_short(name)} may only use letters, digits and . _ + - / : @ "
+                              "(at most 120 characters)")
+    family = sanitize_text(model_family, 40)
+    if family and not _FAMILY_RE.match(family):
+        raise SubmissionError(f"model family {_short(family)} may only use letters, digits, spaces and . _ -")
+    revision = sanitize_text(model_revision, 80)
+    if not _REVISION_RE.match(revision):
+        raise SubmissionError(f"model revision {_short(revision)} may only use letters, digits and . _ - /")
+    cutoff = sanitize_text(model_cutoff, 10) or None
+    if cutoff is not None:
+        from sciprobe.cutoffs import parse_cutoff
+
+        try:
+            parse_cutoff(cutoff)
+        except SciprobeError as exc:
+            raise SubmissionError(f"knowledge cutoff: {exc}") from None
+    return ModelInfo(name, family.lower() or default_family(name), revision, cutoff, sanitize_text(description, 500))
+
+
+def validate_file_name(name: Any) -> str:
+    """A plain base name: no directory part, no traversal, no control characters, a JSONL extension."""
+    raw = "" if name is None else str(name)
+    if not raw:
+        raise SubmissionError("the predictions file has no name")
+    if "/" in raw or "\\" in raw or raw.startswith(".") or ".." in raw or "\x00" in raw:
+        raise SubmissionError(f"file name {_short(raw)} is not allowed (no directories, '..' or hidden files)")
+    if not _FILE_NAME_RE.match(raw):
+        raise SubmissionError(f"file name {_short(raw)} may only use letters, digits, spaces and . _ - "
+                              "(at most 128 characters)")
+    if not raw.lower().endswith((".jsonl", ".json")):
+        raise SubmissionError(f"file name {_short(raw)} must end with .jsonl")
+    return raw
+
+
+# ---------------------------------------------------------------- the predictions file
+
+@dataclass(frozen=True)
+class TaskTarget:
+    """What a task's predictions must match: the exact test ids and, for rankings, the candidates per id."""
+
+    ref: str
+    benchmark: str
+    benchmark_version: str
+    kind: str                                   # "single" | "ranking"
+    allows_prediction: bool                     # yes/no labels accepted (classification tasks)
+    ids: tuple[str, ...]
+    candidates: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    dataset_fingerprint: str = ""
+    min_item_date: str | None = None
+    cutoff: str | None = None
+
+
+@functools.lru_cache(maxsize=64)
+def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget:
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.evaluation import load_task_data
+
+    benchmark, task = resolve_task(ref)
+    loaded = load_task_data(benchmark, task, data)
+    kind = "ranking" if task.runner == "swiss" else "single"
+    candidates = {}
+    if kind == "ranking":
+        candidates = {str(r["id"]): frozenset([t["title"] for t in r["targets"]] + [d["title"] for d in r["distractors"]])
+                      for r in loaded.rows}
+    dates = sorted(str(r["date"]) for r in loaded.rows if r.get("date"))
+    return TaskTarget(ref, benchmark.name, benchmark.version, kind, task.metric == "idr_classification",
+                      tuple(str(r["id"]) for r in loaded.rows), candidates, loaded.fingerprint,
+                      dates[0] if dates else None, loaded.cutoff.get("cutoff"))
+
+
+def task_target(ref: str, data: str | None) -> TaskTarget:
+    """The ids (and candidates) of ``ref`` in ``data`` (a built dataset folder); cached per folder content."""
+    if task_ref_error(ref):
+        raise SubmissionError(task_ref_error(ref))
+    key = ""
+    if data and Path(data).is_dir():
+        from sciprobe.build import dataset_fingerprint
+
+        key = dataset_fingerprint(Path(data))
+    return _load_target(ref, data, key)
+
+
+def task_ref_error(ref: Any) -> str | None:
+    """None when ``ref`` names a registered task, else the message."""
+    from sciprobe.benchmarks import resolve_task
+
+    if not isinstance(ref, str) or not ref:
+        return "choose a task (BENCH:TASK)"
+    try:
+        resolve_task(ref)
+    except SciprobeError as exc:
+        return f"wrong task: {exc}"
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed (use null)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _parse_line(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+        item = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise SubmissionError(f"{where}: JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:
+        raise SubmissionError(f"{where}: {sanitize_text(exc, 120)}") from None
+    if not isinstance(item, dict):
+        raise SubmissionError(f"{where}: expected a JSON object, got {type(item).__name__}")
+    return item
+
+
+def _check_item(item: dict[str, Any], target: TaskTarget, where: str) -> dict[str, Any]:
+    """The canonical item (only known fields, normalised values) or a SubmissionError."""
+    item_id = item.get("id")
+    if "id" not in item:
+        raise SubmissionError(f"{where}: missing \"id\"")
+    if not isinstance(item_id, str) or not item_id or len(item_id) > MAX_ID_CHARS:
+        raise SubmissionError(f"{where}: \"id\" must be a non-empty string (ids are strings, e.g. \"2501.04639\")")
+    if "task" in item and item["task"] != target.ref:
+        raise SubmissionError(f"{where}: wrong task {_short(item['task'])}; this upload is for {target.ref}")
+    if target.kind == "ranking":
+        allowed = {"id", "task", "ranking", "scores"}
+    else:
+        allowed = {"id", "task", "response", "prediction"}
+    extra = sorted(set(item) - allowed)
+    if extra:
+        hint = " (ranking fields belong to idrbench:i2r)" if {"ranking", "scores"} & set(extra) else ""
+        hint = hint or (" (response/prediction fields belong to single-answer tasks)"
+                        if {"response", "prediction"} & set(extra) else "")
+        raise SubmissionError(f"{where}: unexpected field {_short(extra[0])} for {target.ref}{hint}")
+    if target.kind == "ranking":
+        return {"id": item_id, **_check_ranking(item, target, where)}
+    has_response, has_prediction = "response" in item, "prediction" in item
+    if has_response == has_prediction:
+        raise SubmissionError(f"{where}: give exactly one of \"response\" (raw model text) or \"prediction\"")
+    if has_response:
+        response = item["response"]
+        if response is not None and not isinstance(response, str):
+            raise SubmissionError(f"{where}: \"response\" must be a string or null, got {type(response).__name__}")
+        if isinstance(response, str) and len(response) > MAX_RESPONSE_CHARS:
+            raise SubmissionError(f"{where}: \"response\" is longer than {MAX_RESPONSE_CHARS} characters")
+        return {"id": item_id, "response": response}
+    if not target.allows_prediction:
+        raise SubmissionError(f"{where}: {target.ref} takes raw \"response\" text, not \"prediction\"")
+    label = item["prediction"]
+    if isinstance(label, bool):
+        label = "yes" if label else "no"
+    if label is not None and (not isinstance(label, str) or label.strip().lower() not in ("yes", "no")):
+        raise SubmissionError(f"{where}: \"prediction\" must be \"yes\", \"no\" or null, got {_short(label, 30)}")
+    return {"id": item_id, "prediction": label.strip().lower() if isinstance(label, str) else None}
+
+
+def _check_ranking(item: dict[str, Any], target: TaskTarget, where: str) -> dict[str, Any]:
+    ranking = item.get("ranking")
+    if not isinstance(ranking, list) or not ranking or not all(isinstance(t, str) for t in ranking):
+        raise SubmissionError(f"{where}: \"ranking\" must be a non-empty list of candidate titles")
+    if len(ranking) > MAX_RANKING or any(len(t) > MAX_TITLE_CHARS for t in ranking):
+        raise SubmissionError(f"{where}: \"ranking\" is too long")
+    if len(set(ranking)) != len(ranking):
+        raise SubmissionError(f"{where}: \"ranking\" lists a title twice")
+    allowed = target.candidates.get(item["id"], frozenset())
+    unknown = [t for t in ranking if t not in allowed]
+    if unknown and item["id"] in target.candidates:
+        raise SubmissionError(f"{where}: {_short(unknown[0])} is not a candidate for id {_short(item['id'])}")
+    out: dict[str, Any] = {"ranking": ranking}
+    scores = item.get("scores")
+    if scores is not None:
+        if (not isinstance(scores, list) or len(scores) != len(ranking)
+                or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores)):
+            raise SubmissionError(f"{where}: \"scores\" must be a list of finite numbers as long as \"ranking\"")
+        out["scores"] = [float(s) for s in scores]
+    return out
+
+
+def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
+                     max_line_bytes: int = MAX_LINE_BYTES) -> dict[str, dict[str, Any]]:
+    """Every line checked against ``target``; returns id -> canonical item (all ids present exactly once)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise SubmissionError(f"{file_name}: starts with a byte-order mark; save it as UTF-8 without BOM")
+    if b"\x00" in data:
+        raise SubmissionError(f"{file_name}: binary data (NUL bytes); expected a UTF-8 JSONL text file")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SubmissionError(f"{file_name}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+    known = set(target.ids)
+    out: dict[str, dict[str, Any]] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        where = f"{file_name} line {number}"
+        if len(raw) > max_line_bytes:
+            raise SubmissionError(f"{where}: longer than {max_line_bytes} bytes")
+        if not raw.strip():
+            continue
+        item = _check_item(_parse_line(raw, where), target, where)
+        if item["id"] not in known:
+            raise SubmissionError(f"{where}: unknown id {_short(item['id'])} for {target.ref}")
+        if item["id"] in out:
+            raise SubmissionError(f"{where}: duplicate id {_short(item['id'])}")
+        out[item["id"]] = item
+    if not out:
+        raise SubmissionError(f"{file_name} holds no predictions")
+    missing = [i for i in target.ids if i not in out]
+    if missing:
+        raise SubmissionError(f"{file_name}: {len(missing)} of {len(target.ids)} ids of {target.ref} are missing "
+                              f"(first: {_short(missing[0])}); submit one line per test item (null for no answer)")
+    return out
+
+
+def canonical_jsonl(items: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> bytes:
+    return "".join(json.dumps(items[i], ensure_ascii=False, sort_keys=True) + "\n" for i in order).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class ValidatedSubmission:
+    """A submission that passed every check: what gets stored and scored."""
+
+    target: TaskTarget
+    model: ModelInfo
+    file_name: str
+    canonical: bytes
+    sha256: str
+    n_predictions: int
+
+
+def validate_submission(task_ref: Any, file_path: Path | str | None, model: ModelInfo, *, data: str | None,
+                        file_name: str | None = None, max_bytes: int = MAX_FILE_BYTES,
+                        max_line_bytes: int = MAX_LINE_BYTES) -> ValidatedSubmission:
+    """Check everything; raise :class:`SubmissionError` with one line on the first problem."""
+    error = task_ref_error(task_ref)
+    if error:
+        raise SubmissionError(error)
+    if file_path is None or not Path(file_path).is_file():
+        raise SubmissionError("upload a predictions file (JSONL)")
+    path = Path(file_path)
+    name = validate_file_name(file_name if file_name is not None else path.name)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise SubmissionError(f"{name}: {size} bytes is over the {max_bytes}-byte limit")
+    if size == 0:
+        raise SubmissionError(f"{name} is empty")
+    target = task_target(task_ref, data)
+    items = parse_submission(path.read_bytes(), target, name, max_line_bytes=max_line_bytes)
+    canonical = canonical_jsonl(items, target.ids)
+    return ValidatedSubmission(target, model, name, canonical, hashlib.sha256(canonical).hexdigest(), len(items))

@@ -1,0 +1,165 @@
+"""``sciprobe publish``: stage (and optionally upload) the Hub artifacts of sciprobe.
+
+Kinds and what is staged — with ``dry_run=True`` (the default) the exact folder that would be uploaded is written
+to ``out`` and nothing leaves the machine:
+
+* ``dataset`` — the hub layout of a benchmark (:func:`sciprobe.build.build_benchmark`: Parquet shards + README
+  with ``configs:``/``dataset_info:``), from ``source`` or the bundled sample. Repo type ``dataset``; the
+  benchmark is the repo name when it is a registered benchmark (``owner/idrbench``) or ``benchmark=``.
+* ``metric`` — ``metrics/<name>/`` as an evaluate metric Space (module, card with Space front matter, app,
+  requirements). ``evaluate.load`` finds ``<name>.py`` by the repo's name, so the repo name must be the metric name.
+* ``space`` — ``leaderboard_space/`` (README front matter: sdk gradio 6.31.0, app_file app.py, hf_oauth) plus a
+  copy of the ``sciprobe`` package next to ``app.py``, so the Space runs without installing the heavy stack.
+* ``all`` — every one of the above; ``repo_id`` is then the owner namespace and ``out`` gets
+  ``datasets/<bench>/``, ``metrics/<name>/`` and ``space/``.
+
+Uploads go through :class:`sciprobe.leaderboard.hub_api.HubApi` (``upload_folder``): the real Hub by default,
+a :class:`~sciprobe.leaderboard.hub_api.LocalFolderApi` in tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard.hub_api import HubApi, check_repo_id
+
+KINDS = ("dataset", "metric", "space", "all")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SPACE_NAME = "sciprobe-leaderboard"
+REQUIRED_SPACE_META = {"sdk": "gradio", "sdk_version": "6.31.0", "app_file": "app.py", "hf_oauth": True}
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info", ".DS_Store")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One staged folder and where it would go."""
+
+    kind: str
+    repo_id: str
+    repo_type: str
+    folder: Path
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "repo_id": self.repo_id, "repo_type": self.repo_type, "folder": str(self.folder)}
+
+
+def metric_names() -> list[str]:
+    """Complete metric Space folders in the repository: ``metrics/<name>/`` with ``<name>.py``, ``README.md``,
+    ``app.py`` and ``requirements.txt`` (folders still being written are skipped)."""
+    root = REPO_ROOT / "metrics"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if all((p / f).is_file() for f in (f"{p.name}.py", "README.md", "app.py", "requirements.txt")))
+
+
+def read_front_matter(readme: Path) -> dict[str, Any]:
+    import yaml
+
+    if not readme.is_file():
+        raise SciprobeError(f"{readme} is missing")
+    text = readme.read_text("utf-8")
+    if not text.startswith("---\n"):
+        raise SciprobeError(f"{readme} has no YAML front matter")
+    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+
+
+def _fresh(folder: Path) -> Path:
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def stage_dataset(out: Path, benchmark: str = "idrbench", source: Path | None = None) -> Path:
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.build import build_benchmark
+
+    bench = get_benchmark(benchmark)
+    src = Path(source) if source else bench.sample_source
+    if src is None:
+        raise SciprobeError(f"{benchmark} has no bundled sample; pass source=<release folder>")
+    build_benchmark(bench, src, Path(out), overwrite=True)
+    return Path(out)
+
+
+def stage_metric(out: Path, name: str) -> Path:
+    source = REPO_ROOT / "metrics" / name
+    if name not in metric_names():
+        raise SciprobeError(f"unknown metric {name!r}; available: {', '.join(metric_names()) or 'none'}")
+    meta = read_front_matter(source / "README.md")
+    if meta.get("sdk") != "gradio" or "app_file" not in meta:
+        raise SciprobeError(f"metrics/{name}/README.md front matter must declare sdk: gradio and app_file")
+    shutil.copytree(source, _fresh(Path(out)), ignore=_IGNORE)
+    return Path(out)
+
+
+def stage_space(out: Path) -> Path:
+    source = REPO_ROOT / "leaderboard_space"
+    if not (source / "app.py").is_file():
+        raise SciprobeError(f"{source} is missing (publish runs from a sciprobe source checkout)")
+    meta = read_front_matter(source / "README.md")
+    wrong = {k: meta.get(k) for k, v in REQUIRED_SPACE_META.items() if meta.get(k) != v}
+    if wrong:
+        raise SciprobeError(f"leaderboard_space/README.md front matter: expected {REQUIRED_SPACE_META}, got {wrong}")
+    out = _fresh(Path(out))
+    shutil.copytree(source, out, ignore=_IGNORE)
+    shutil.copytree(REPO_ROOT / "sciprobe", out / "sciprobe", ignore=_IGNORE)
+    return out
+
+
+def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, source: Path | None = None) -> list[Artifact]:
+    """Stage the folders of ``kind`` under ``out`` and say where each would be uploaded."""
+    from sciprobe.benchmarks import benchmark_names
+
+    if kind not in KINDS:
+        raise SciprobeError(f"unknown publish kind {kind!r}; use one of {', '.join(KINDS)}")
+    out = Path(out)
+    if kind == "all":
+        owner = repo_id.strip("/")
+        if not owner or "/" in owner:
+            raise SciprobeError("publish all takes an owner namespace (e.g. sciprobe), not owner/name")
+        benches = [benchmark] if benchmark else ["idrbench"]
+        artifacts = [Artifact("dataset", f"{owner}/{b}", "dataset",
+                              stage_dataset(out / "datasets" / b, b, source)) for b in benches]
+        artifacts += [Artifact("metric", f"{owner}/{m}", "space", stage_metric(out / "metrics" / m, m))
+                      for m in metric_names()]
+        artifacts.append(Artifact("space", f"{owner}/{SPACE_NAME}", "space", stage_space(out / "space")))
+        return artifacts
+    check_repo_id(repo_id)
+    name = repo_id.split("/")[1]
+    if kind == "dataset":
+        bench = benchmark or (name if name in benchmark_names() else "idrbench")
+        return [Artifact(kind, repo_id, "dataset", stage_dataset(out, bench, source))]
+    if kind == "metric":
+        return [Artifact(kind, repo_id, "space", stage_metric(out, name))]
+    return [Artifact(kind, repo_id, "space", stage_space(out))]
+
+
+def publish(kind: str, repo_id: str, dry_run: bool = True, out: Path | str | None = None, *,
+            benchmark: str | None = None, source: Path | str | None = None, api: HubApi | None = None,
+            token: str | None = None) -> list[Artifact]:
+    """Stage ``kind`` (dataset | metric | space | all) and, unless ``dry_run``, upload it with ``upload_folder``.
+
+    Dry runs need ``out`` (the folder to write); real runs stage into a temporary folder unless ``out`` is given.
+    """
+    if dry_run and out is None:
+        raise SciprobeError("--dry-run needs --out DIR (the folder that would be uploaded)")
+    if dry_run:
+        return plan(kind, repo_id, Path(out), benchmark=benchmark, source=Path(source) if source else None)
+    if api is None:
+        from sciprobe.leaderboard.hub_api import HfHubApi
+
+        api = HfHubApi(token=token)
+    with tempfile.TemporaryDirectory(prefix="sciprobe-publish-") as tmp:
+        artifacts = plan(kind, repo_id, Path(out) if out else Path(tmp) / "stage", benchmark=benchmark,
+                         source=Path(source) if source else None)
+        for artifact in artifacts:
+            api.upload_folder(artifact.repo_id, artifact.folder, artifact.repo_type,
+                              f"Publish {artifact.kind} with sciprobe publish")
+    return artifacts

@@ -1,0 +1,101 @@
+"""End to end in a real browser: Playwright driving the Debian chromium package against the launched Space.
+Signs in locally, uploads a predictions file, sees the scored row and its provenance. Skips only when chromium
+is not installed (CI installs it: apt-get install -y chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from sciprobe.leaderboard.browser import VIEWPORT, chromium_path, launch_chromium, upload_file
+
+pytestmark = pytest.mark.slow
+
+if chromium_path() is None:
+    pytest.skip("chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def space_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_AUTH", "local")
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_STORE", "sqlite")
+    from sciprobe.leaderboard.app import build_app, launch_options
+
+    demo = build_app()
+    demo.queue()
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+@pytest.fixture
+def predictions(tmp_path) -> Path:
+    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.validation import task_target
+
+    target = task_target("idrbench:ipi", data_for("idrbench"))
+    path = tmp_path / "gpt-4o-mini-ipi.jsonl"
+    answer = "Your verdict: {}. Confidence score: 70. Subject: [Physics, Biology]"
+    path.write_text("".join(json.dumps({"id": i, "response": answer.format("Yes" if k % 2 else "No")}) + "\n"
+                            for k, i in enumerate(target.ids)))
+    return path
+
+
+def test_sign_in_submit_see_row_and_provenance(space_url, predictions):
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(space_url)
+            page.wait_for_selector("#table-overview", timeout=60_000)
+            assert "openai/gpt-4o-mini" not in page.locator("#table-overview").inner_text()
+
+            page.get_by_role("tab", name="Submit").click()
+            page.locator("#user-name textarea, #user-name input").first.fill("alice")
+            page.click("#sign-in")
+            page.wait_for_selector("#signed-in >> text=Signed in as", timeout=30_000)
+            upload_file(page, "#predictions", predictions)
+            page.locator("#model-name textarea, #model-name input").first.fill("openai/gpt-4o-mini")
+            page.click("#submit")
+            page.wait_for_selector("#sp-status >> text=Scored:", timeout=60_000)
+            status = page.locator("#sp-status").inner_text()
+            assert "macro_f1" in status and "16/16" in status
+
+            # the scored row appears (the submit chain refreshes every table)
+            page.get_by_role("tab", name="IDRBench").click()
+            row = page.locator("#table-idrbench [role=row]").filter(has_text="openai/gpt-4o-mini")
+            row.first.wait_for(timeout=30_000)
+            text = row.first.inner_text()
+            assert "16/16" in text and "idrbench" in text and "yes" in text  # coverage, benchmark, contamination-free
+
+            # provenance of the clicked cell
+            row.first.locator("[role=gridcell]").filter(has_text="16/16").first.click()
+            prov = page.locator("#provenance-idrbench")
+            prov.get_by_text("predictions_sha256").first.wait_for(timeout=30_000)
+            body = prov.inner_text()
+            assert "dataset_fingerprint" in body and "sciprobe.scoring_cli.score_file" in body
+
+            # and of the whole row, from the Provenance tab
+            page.get_by_role("tab", name="Provenance", exact=True).click()
+            page.locator("#provenance-row input").first.click()
+            page.get_by_role("option").filter(has_text="openai/gpt-4o-mini").first.click()
+            page.get_by_role("button", name="Show provenance").click()
+            page.locator("#provenance").get_by_text("idrbench:ipi").first.wait_for(timeout=30_000)
+            assert "alice" in page.locator("#provenance").inner_text()
+        finally:
+            browser.close()
+    assert os.environ["SCIPROBE_LEADERBOARD_AUTH"] == "local"
