@@ -15,7 +15,7 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
             cov = report.coverage
             rows.append({
                 "task": result.key, "mode": mode, "metric": result.headline,
-                "score": "n/a" if value is None else f"{value:.3f}",
+                "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
                 "scored": f"{cov.n_scored}/{cov.n_items}",
                 "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",
             })
