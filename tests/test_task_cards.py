@@ -67,3 +67,22 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path):
     scores = results["results"]["idrbench:ipi|0"]
     assert 0.0 <= scores["macro_f1"] <= 1.0
     assert scores["official_parse_failure_rate"] == 0.0
+
+
+@pytest.mark.slow
+def test_lighteval_accelerate_on_the_bundled_model(tmp_path):
+    """lighteval's transformers backend on the converted SmolLM2, offline: a score with its coverage."""
+    from sciprobe.llm.local import ensure_local_model
+
+    model_dir = ensure_local_model("smollm2")
+    args = f"model_name={model_dir},batch_size=2,generation_parameters={{max_new_tokens:24,temperature:0.0}}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sciprobe.cli", "lighteval", "accelerate", args, "idrbench:i3_set1|0",
+         "--custom-tasks", str(REPO / "task_cards" / "idrbench.py"), "--output-dir", str(tmp_path / "out"),
+         "--max-samples", "2"],
+        env={**os.environ, "SCIPROBE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(next((tmp_path / "out" / "results").rglob("results_*.json")).read_text())
+    scores = results["results"]["idrbench:i3_set1|0"]
+    assert 0.0 <= scores["official_parse_failure_rate"] <= 1.0
+    assert 0.0 <= scores["macro_f1_strict"] <= 1.0  # strict mode always scores every item
