@@ -24,6 +24,9 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     parser.add_argument("--store-dir", help="leaderboard store folder (sets SCIPROBE_LEADERBOARD_DIR)")
     parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
+    parser.add_argument("--import", dest="imports", action="append", metavar="DIR",
+                        help="import sciprobe results files found below DIR first (default: results/demo, "
+                             "what `sciprobe demo` writes, when it exists)")
     parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
     parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")
@@ -42,6 +45,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print(f"processed {processed} request(s)")
         return 0
     from sciprobe.leaderboard.app import launch
+    from sciprobe.leaderboard.importer import import_results_dir
+    from sciprobe.leaderboard.store import open_store
+
+    folders = args.imports or ([Path("results/demo")] if Path("results/demo").is_dir() else [])
+    if folders:
+        store = open_store()
+        added = sum(import_results_dir(store, Path(folder)) for folder in folders)
+        print(f"imported {added} task result(s) from {', '.join(map(str, folders))}")
 
     print(f"sciprobe leaderboard on http://{args.host}:{args.port}/ (Ctrl-C to stop)", flush=True)
     launch(host=args.host, port=args.port)
