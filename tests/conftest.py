@@ -47,3 +47,33 @@ def idrbench_release_built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("idr-release") / "idrbench"
     build_benchmark(get_benchmark("idrbench"), SHARED_IDRBENCH, out)
     return out
+
+
+# ---- sciprobe.llm: the bundled local model (owner: sciprobe/llm/local.py) --------------------------------------
+
+
+@pytest.fixture(scope="session")
+def local_model_dir() -> Path:
+    """The converted SmolLM2 directory in the machine-wide models dir (SCIPROBE_MODELS_DIR, default
+    ~/.cache/sciprobe/models): the ~20-40 s GGUF conversion happens once per machine, not per session."""
+    from sciprobe.llm.local import ensure_local_model
+
+    models = os.environ.get("SCIPROBE_MODELS_DIR") or str(Path.home() / ".cache" / "sciprobe" / "models")
+    with pytest.MonkeyPatch.context() as patch:  # the same directory isolated_home points every test at
+        patch.setenv("SCIPROBE_MODELS_DIR", models)
+        return ensure_local_model("smollm2")
+
+
+@pytest.fixture(autouse=True)
+def fresh_evaluate_modules():
+    """evaluate imports each loaded metric as a package under ``evaluate_modules`` and keeps it in
+    sys.modules; a later test with another HF_HOME then fails to import it. Forget them around each test."""
+    import sys
+
+    def forget():
+        for name in [n for n in sys.modules if n == "evaluate_modules" or n.startswith("evaluate_modules.")]:
+            del sys.modules[name]
+
+    forget()
+    yield
+    forget()

@@ -10,6 +10,7 @@ from sciprobe.errors import SciprobeError
 # name -> module that exposes BENCHMARK. Adding a benchmark means one line here and one module.
 _MODULES = {
     "idrbench": "sciprobe.benchmarks.idrbench",
+    "sgibench": "sciprobe.benchmarks.sgibench",
 }
 
 

@@ -1,0 +1,260 @@
+"""
+name: SGI-Bench
+dataset: the five InternScience/SGI-* hub datasets (split test), read from local Parquet in the hub schema
+abstract: Scientific general intelligence probed with scientist-aligned workflows: scientific deep research
+  (318), idea generation (315), dry experiments (code completion run on 5 unit tests; 271), wet experiments
+  (protocol design from an action pool; 68) and multimodal experimental reasoning (291). The SGI-Score is the
+  mean of five component scores.
+paper: "Probing Scientific General Intelligence of LLMs with Scientist-Aligned Workflows", arXiv:2512.16969v1
+spec: shared/spec/sgibench.md
+
+The declaration every artifact reads: dataset configs and features, tasks (prompt, parser, scorer,
+generation parameters), card text. Scoring lives in ``sciprobe.scoring.sgi`` (official and paper modes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sciprobe.benchmarks.sgibench import prompts
+from sciprobe.benchmarks.sgibench.source import read_source
+from sciprobe.declaration import Benchmark, ConfigSpec, Parsed, TaskSpec
+
+CITATION = """
+@article{sgibench2025,
+  title   = {Probing Scientific General Intelligence of {LLMs} with Scientist-Aligned Workflows},
+  author  = {{Shanghai AI Laboratory (InternScience)}},
+  journal = {arXiv preprint arXiv:2512.16969},
+  year    = {2025}
+}
+"""
+
+BENCHMARK_DATE = "2025-12"  # freeze: repository commits 9-12 Dec 2025, arXiv v1 18 Dec 2025
+UPSTREAM_COMMIT = "8268d4349bff7c193eaa93ffb47418f402f9be2a"
+# Upstream generation settings: temperature 0, no max_tokens, one zero-shot template (spec §3).
+OFFICIAL_GENERATION = {"temperature": 0.0, "max_tokens": None}
+ROWS = {"deep_research": 318, "idea_generation": 315, "dry_experiment": 271, "wet_experiment": 68,
+        "experimental_reasoning": 291}
+
+
+# ---------------------------------------------------------------- features (lazy: datasets imports on use)
+
+def _common() -> dict:
+    from datasets import Value
+
+    return {"discipline": Value("string"), "direction": Value("string"), "date": Value("string")}
+
+
+def deep_research_features():
+    from datasets import Features, List, Value
+
+    return Features({"idx": Value("string"), "question": Value("string"), "steps": List(Value("string")),
+                     "answer": Value("string"), "type": Value("string"), **_common()})
+
+
+def idea_features():
+    from datasets import Features, List, Value
+
+    pairs = List({"key": Value("string"), "value": Value("string")})
+    text = {k: Value("string") for k in ("question", "challenge", "limitation", "motivation", "task_objective",
+                                         "core_idea", "data", "expected_outcome")}
+    return Features({"idx": Value("string"), **text, "related_work": pairs, "existing_solutions": pairs,
+                     "implementation_steps": pairs, "evaluation_metrics": pairs, "related_work_test": pairs,
+                     "keywords": List(Value("string")), "implementation_order": List(Value("string")),
+                     "parse_errors": List(Value("string")), **_common()})
+
+
+def dry_features():
+    from datasets import Features, List, Value
+
+    tests = {f"unit_test_{i}_{k}": Value("string") for i in range(5) for k in ("data", "output")}
+    return Features({"idx": Value("string"), "question": Value("string"), "data_code": Value("string"),
+                     "main_code": Value("string"), "incomplete_main_code": Value("string"),
+                     "incomplete_functions": List(Value("string")), **tests, "function_type": Value("string"),
+                     "runtime": Value("float32"), "external_files": List(Value("string")), **_common()})
+
+
+def wet_features():
+    from datasets import Features, List, Value
+
+    return Features({"idx": Value("string"), "question": Value("string"), "action_pool": Value("string"),
+                     "answer": Value("string"), "action_names": List(Value("string")), **_common()})
+
+
+def reasoning_features():
+    from datasets import Features, Image, List, Value
+
+    return Features({"idx": Value("string"), "question": Value("string"), "images": List(Image()),
+                     "options": List(Value("string")), "steps": List(Value("string")),
+                     "step_images": List(Image()), "answer": Value("int32"), "answer_letter": Value("string"),
+                     "image_type": Value("string"), "type": Value("string"), **_common()})
+
+
+# ---------------------------------------------------------------- parsing (one generation serves both modes)
+
+def parse_deep_research(text: str) -> Parsed:
+    from sciprobe.scoring.sgi._common import has_answer_block
+    from sciprobe.scoring.sgi.deep_research import extract_answer
+
+    text = text or ""
+    return Parsed(extract_answer(text), "official" if has_answer_block(text) else "official:no_tag",
+                  {"response": text})
+
+
+def parse_wet(text: str) -> Parsed:
+    from sciprobe.scoring.sgi._common import extract_answer_block
+    from sciprobe.scoring.sgi.wet_experiment import parse_protocol
+
+    text = text or ""
+    block = extract_answer_block(text)
+    official, tolerant = parse_protocol(block, "official"), parse_protocol(block, "paper")
+    path = "official" if official else ("tolerant:balanced_parentheses" if tolerant else "failed")
+    return Parsed(block if (official or tolerant) else None, path,
+                  {"response": text, "n_steps_official": len(official), "n_steps_tolerant": len(tolerant)})
+
+
+def parse_reasoning(text: str) -> Parsed:
+    from sciprobe.scoring.sgi.reasoning import extract_choice
+
+    text = text or ""
+    official, lenient = extract_choice(text, "official"), extract_choice(text, "paper")
+    path = "official" if official else ("tolerant:last_box" if lenient else "failed")
+    return Parsed(lenient, path, {"official": official, "response": text})
+
+
+# ---------------------------------------------------------------- scoring (records: response, gold, row, ...)
+
+def _responses(records: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    return [r.get("response") for r in records]
+
+
+def score_deep_research(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.scoring.sgi.deep_research import exact_match
+
+    parsed = [r.get("parsed_answer") for r in records]
+    return exact_match(_responses(records), [r["gold"] for r in records], mode=mode,
+                       parsed_answers=parsed if any(p is not None for p in parsed) else None)
+
+
+def score_wet(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+
+    return wet_experiment_scores(_responses(records), [r["gold"] for r in records], mode=mode)
+
+
+def score_reasoning(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy
+
+    return multiple_choice_accuracy(_responses(records), [r["gold"] for r in records], mode=mode)
+
+
+def score_idea(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """Records carry ``response``, ``row`` and the panel's ``votes`` (from the idea-panel runner)."""
+    from sciprobe.scoring.sgi.idea import idea_generation_scores
+
+    votes = [r.get("votes") for r in records]
+    return idea_generation_scores(_responses(records), [r["row"] for r in records], mode=mode,
+                                  votes=votes if any(v is not None for v in votes) else None)
+
+
+def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """Records carry ``runs`` (the sandbox runner's five results, or None) and ``gold`` (reference outputs)."""
+    from sciprobe.scoring.sgi.dry_experiment import dry_experiment_scores
+
+    return dry_experiment_scores([r.get("runs") for r in records], [r["gold"] for r in records], mode=mode)
+
+
+def _dry_gold(row: Mapping) -> list[str]:
+    return [row[f"unit_test_{i}_output"] for i in range(5)]
+
+
+# ---------------------------------------------------------------- tasks
+
+_MODES = ("official", "paper")
+TASKS = {
+    "deep_research": TaskSpec(
+        name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
+        metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
+        parse=parse_deep_research, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION),
+        modes=_MODES, headline="exact_match", corpus_metrics=(("exact_match", True),)),
+    "idea_generation": TaskSpec(
+        name="idea_generation", config="idea_generation",
+        description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
+        metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
+        runner="idea_panel", generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final"),
+    "dry_experiment": TaskSpec(
+        name="dry_experiment", config="dry_experiment",
+        description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
+        score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner="sandbox",
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5"),
+    "wet_experiment": TaskSpec(
+        name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
+        metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
+        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
+        corpus_metrics=(("final", True), ("ss", True), ("pa", True))),
+    "experimental_reasoning": TaskSpec(
+        name="experimental_reasoning", config="experimental_reasoning",
+        description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
+        score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
+        gold=lambda row: int(row["answer"]), generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="mca",
+        corpus_metrics=(("mca", True),)),
+}
+
+CARD_SECTIONS = {
+    "Deviations and decisions": "\n".join([
+        f"- **Source**: the five `InternScience/SGI-*` hub datasets (split `test`), read from local Parquet in the "
+        f"hub schema; expected sizes {ROWS}. The Lite and Gold variants are not configs yet (contents unverified).",
+        "- **Stringified dicts** (`related_work`, `existing_solutions`, `implementation_steps`, "
+        "`evaluation_metrics`, `related_work_test`) are parsed with `ast.literal_eval` (never `eval`) into "
+        "`[{key, value}]` lists; a field that does not parse becomes `[]` and is named in `parse_errors`.",
+        "- **Reasoning answers** keep the 0-based `answer` and add `answer_letter = chr(65 + answer)`; images are "
+        "`datasets.Image` lists (`images`, `step_images`).",
+        "- **Wet experiments** add `action_names`, the actions declared in the pool (`<Name>(args)` entries).",
+        "- **Dry experiments** keep the code fields and `unit_test_{0..4}_{data,output}`; `runtime` (float16 on "
+        "the hub) is float32; `external_files` lists the upstream-relative paths items 0200 (UCI Adult, "
+        "truncated upstream copy kept for fidelity), 0206 (MNIST) and 0236 (EM 3-D user study) need. The files "
+        "are not redistributed: point `SCIPROBE_SGIBENCH_DRY_DATA` at a folder with upstream's layout; sha256 "
+        "values are pinned in `sciprobe.benchmarks.sgibench.external`.",
+        f"- **Dates**: items carry no dates (`date` is null); benchmark freeze `{BENCHMARK_DATE}` (repository "
+        "commits 9-12 Dec 2025, arXiv v1 18 Dec 2025). Decision: a build with a cutoff keeps no undated rows and "
+        "therefore fails with a clear error; the source papers date 2017-2025, so the freeze date does not imply "
+        "post-cutoff content.",
+        "- **Prompts** are sciprobe's own wording; only the formats the official parsers read are kept "
+        "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys).",
+        "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "
+        f"(SGI-Bench@{UPSTREAM_COMMIT[:7]}, quirks included) and `mode=paper`; see the metric card for every "
+        "difference and for the failure accounting.",
+        "- **Licensing**: the upstream repository has no license and the dataset cards disagree (MIT on "
+        "SGI-DryExperiment, a proposed CC-BY-NC-4.0 on SGI-IdeaGeneration); load the data from the Hub, do not "
+        "redistribute builds.",
+    ]),
+}
+
+BENCHMARK = Benchmark(
+    name="sgibench",
+    title="SGI-Bench",
+    version="1.0.0",
+    description=("SGI-Bench probes scientific general intelligence with four scientist-aligned task families: "
+                 "scientific deep research, idea generation, dry and wet experiments, and multimodal "
+                 "experimental reasoning, over 10 disciplines. Packaged by sciprobe from the hub Parquet; only "
+                 "split `test` exists."),
+    citation=CITATION,
+    license="unknown",
+    homepage="https://internscience.github.io/SGI-Page/",
+    configs={
+        "deep_research": ConfigSpec("deep_research", "Scientific deep research: a literature-grounded question, "
+                                    "reference steps and a short answer", deep_research_features),
+        "idea_generation": ConfigSpec("idea_generation", "Idea generation: research context and the reference "
+                                      "method idea with implementation graph", idea_features),
+        "dry_experiment": ConfigSpec("dry_experiment", "Dry experiment: scientific code with masked functions and "
+                                     "five unit tests", dry_features),
+        "wet_experiment": ConfigSpec("wet_experiment", "Wet experiment: protocol design from a closed action pool",
+                                     wet_features),
+        "experimental_reasoning": ConfigSpec("experimental_reasoning", "Experimental reasoning: multiple-choice "
+                                             "questions over several experimental images", reasoning_features),
+    },
+    tasks=TASKS,
+    read_source=read_source,
+    card_sections=CARD_SECTIONS,
+)

@@ -1,0 +1,108 @@
+"""lighteval 0.13 metrics and prompt functions for the SGI-Bench task card (shared/spec/ecosystem.md §4.2-4.3,
+shared/spec/sgibench.md §9 "lighteval cards").
+
+Kept apart from ``sciprobe.lighteval_adapter`` (which is IDRBench/SciTaste-oriented): SGI rows have ``idx``
+rather than ``id``, score raw responses (not parsed labels), and reasoning items carry images in ``Doc.images``.
+The computations are module-level classes naming their task, so lighteval can pickle them for its workers.
+Importing this module imports lighteval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lighteval.metrics.metrics_corpus import CorpusLevelComputation
+from lighteval.metrics.metrics_sample import SampleLevelComputation
+from lighteval.metrics.utils.metric_utils import CorpusLevelMetric
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc, SamplingMethod
+
+LIGHTEVAL_TASKS = ("deep_research", "wet_experiment", "experimental_reasoning")
+
+
+def _task(name: str) -> Any:
+    from sciprobe.benchmarks import get_benchmark
+
+    return get_benchmark("sgibench").task(name)
+
+
+def _final_text(model_response: Any) -> str | None:
+    texts = getattr(model_response, "final_text", None) or getattr(model_response, "text", None) or []
+    return texts[0] if texts else None
+
+
+class SgiRecord(SampleLevelComputation):
+    """One answer -> the record the declaration's scorer takes (raw response + gold)."""
+
+    def compute(self, doc: Doc, model_response: Any, **kwargs: Any) -> dict:
+        return {"idx": doc.specific["idx"], "gold": doc.specific["gold"], "response": _final_text(model_response)}
+
+
+class SgiCorpusScore(CorpusLevelComputation):
+    """One number of ``sciprobe.scoring.sgi`` (via the declaration) over all records; ``failure_rate`` reads
+    the coverage."""
+
+    def __init__(self, task: str, mode: str, key: str) -> None:
+        self.task, self.mode, self.key = task, mode, key
+
+    def compute_corpus(self, items: list[dict]) -> float:
+        report = _task(self.task).score(items, self.mode)
+        if self.key == "failure_rate":
+            return float(report.coverage.failure_rate)
+        return float(report.values[self.key])
+
+
+def metrics_for(task_name: str) -> list[CorpusLevelMetric]:
+    """Headline keys in both modes (paper-mode names end in ``_paper``) plus the failure rate."""
+    task = _task(task_name)
+    out = []
+    for mode in task.modes:
+        suffix = "" if mode == "official" else f"_{mode}"
+        for key, higher in task.corpus_metrics:
+            out.append(CorpusLevelMetric(metric_name=f"{key}{suffix}", higher_is_better=higher,
+                                         category=SamplingMethod.GENERATIVE, sample_level_fn=SgiRecord(),
+                                         corpus_level_fn=SgiCorpusScore(task_name, mode, key)))
+    out.append(CorpusLevelMetric(metric_name="failure_rate", higher_is_better=False,
+                                 category=SamplingMethod.GENERATIVE, sample_level_fn=SgiRecord(),
+                                 corpus_level_fn=SgiCorpusScore(task_name, "official", "failure_rate")))
+    return out
+
+
+def _user_text(task_name: str, line: dict) -> str:
+    messages = _task(task_name).build_messages(line, ())
+    return messages[-1]["content"]
+
+
+def deep_research_prompt(line: dict, task_name: str = "") -> Doc:
+    return Doc(task_name=task_name, query=_user_text("deep_research", line), choices=[""], gold_index=0,
+               id=str(line["idx"]), specific={"idx": str(line["idx"]), "gold": line["answer"]})
+
+
+def wet_experiment_prompt(line: dict, task_name: str = "") -> Doc:
+    return Doc(task_name=task_name, query=_user_text("wet_experiment", line), choices=[""], gold_index=0,
+               id=str(line["idx"]), specific={"idx": str(line["idx"]), "gold": line["answer"]})
+
+
+def experimental_reasoning_prompt(line: dict, task_name: str = "") -> Doc:
+    """Images go to ``Doc.images`` (a multimodal model sends them before the text, as upstream); missing
+    images are skipped; an item without any image is still asked (and usually answered wrongly)."""
+    images = [im for im in (line.get("images") or []) if im is not None]
+    return Doc(task_name=task_name, query=_user_text("experimental_reasoning", line), choices=[""], gold_index=0,
+               images=images or None, id=str(line["idx"]),
+               specific={"idx": str(line["idx"]), "gold": int(line["answer"]),
+                         "answer_letter": line.get("answer_letter"), "n_images": len(images)})
+
+
+PROMPTS = {"deep_research": deep_research_prompt, "wet_experiment": wet_experiment_prompt,
+           "experimental_reasoning": experimental_reasoning_prompt}
+
+
+def tasks_table(repo: str, generation_size: int | None = None) -> list[LightevalTaskConfig]:
+    """``sgibench:<task>`` configs over a built dataset folder or hub id. Upstream sends no max_tokens; pass
+    ``generation_size`` to cap it, and the system prompt ("You are a helpful assistant.") through the model
+    config's ``system_prompt``."""
+    return [LightevalTaskConfig(name=f"sgibench:{name}", prompt_function=PROMPTS[name], hf_repo=repo, hf_subset=name,
+                                hf_avail_splits=["test"], evaluation_splits=["test"], few_shots_split=None,
+                                generation_size=generation_size, metrics=metrics_for(name), stop_sequence=(),
+                                version=0)
+            for name in LIGHTEVAL_TASKS]

@@ -1,0 +1,90 @@
+"""Shared helpers of the SGI-Bench scorers (shared/spec/sgibench.md §3, §8 "failure accounting").
+
+Conventions every component follows:
+- ``mode`` is ``"official"`` (behaviour of SGI-Bench@8268d43, quirks included) or ``"paper"`` (the paper's
+  definitions, deterministic corrections).
+- A model response of ``None`` means the generation failed. It is scored 0 and counted in ``n_failed``; the
+  official mode additionally reports the headline over the items upstream would have kept
+  (``<metric>_upstream``) and how many it would have dropped (``n_upstream_dropped``), because the published
+  denominators show such items were dropped for some models (spec §6 "Denominator caveat").
+- Judges are injected callables ``messages -> text`` (:data:`Judge`); an exception or ``None`` is a judge
+  failure, scored as documented by each component, never a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+
+MODES = ("official", "paper")
+Messages = list[dict[str, Any]]
+Judge = Callable[[Messages], "str | None"]
+
+log = logging.getLogger("sciprobe.scoring.sgi")
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise SciprobeError(f"unknown mode {mode!r}; use 'official' or 'paper'")
+    return mode
+
+
+def check_lengths(name_a: str, a: Sequence, name_b: str, b: Sequence) -> None:
+    if len(a) != len(b):
+        raise SciprobeError(f"{name_a} and {name_b} differ in length ({len(a)} vs {len(b)})")
+
+
+def extract_answer_block(text: str) -> str:
+    """Official ``<answer>`` extraction (spec §3.1 step 1): the text between the **last** ``<answer>`` and the
+    ``</answer>`` after it, stripped; without an opening tag, the whole raw response unchanged. Decision (the
+    spec leaves it open): an opening tag without a closing one yields the rest of the text, stripped."""
+    start = text.rfind("<answer>")
+    if start < 0:
+        return text
+    body = text[start + len("<answer>"):]
+    end = body.find("</answer>")
+    return (body if end < 0 else body[:end]).strip()
+
+
+def has_answer_block(text: str) -> bool:
+    return "<answer>" in text
+
+
+def call_judge(judge: Judge | None, messages: Messages) -> tuple[str | None, str | None]:
+    """Run one judge call: (text, None) or (None, error). Never raises."""
+    if judge is None:
+        return None, "no judge"
+    try:
+        text = judge(messages)
+    except Exception as exc:  # a judge is user code / network: any failure is counted, not raised
+        return None, f"{type(exc).__name__}: {exc}"
+    if text is None:
+        return None, "judge returned no text"
+    return str(text), None
+
+
+def judge_from_client(client: Any, params: dict[str, Any] | None = None) -> Judge:
+    """Adapt ``sciprobe.llm`` (``client.complete_many(list[Request]) -> list[Completion]``) to a :data:`Judge`.
+
+    Record the judge model id with the results: judge-based scores are not comparable across judges (§8).
+    """
+    from sciprobe.llm.types import Request
+
+    def judge(messages: Messages) -> str | None:
+        completion = client.complete_many([Request.of(messages, params)])[0]
+        if not completion.ok:
+            raise RuntimeError(completion.error or "judge call failed")
+        return completion.text
+
+    return judge
+
+
+def mean(values: Sequence[float]) -> float:
+    return float(sum(values) / len(values)) if values else 0.0
+
+
+def pct(value: float) -> float:
+    return 100.0 * value

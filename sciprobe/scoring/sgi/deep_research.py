@@ -1,0 +1,240 @@
+"""SGI-Bench Scientific Deep Research: Exact Match and Step-Level Accuracy (shared/spec/sgibench.md §3.1, §4.2,
+§4.3, §8 "Deep research").
+
+Official (SGI-Bench@8268d43): the answer is the text of the **last** ``<answer>`` block (the raw response when
+there is none); EM = raw Python string equality with the reference, also accepting an optional LLM
+re-formatting of the answer as a second candidate. Paper mode: the same extraction, then a deterministic
+normaliser (strip, casefold, whitespace and comma spacing, numeric comparison with a relative tolerance per
+comma-separated part) -- non-official, flagged as such in the report.
+
+SLA (judge, not part of the SGI-Score): the judge segments the model's solution into steps and marks each one;
+SLA = correct / judged steps. Judge or parse failures score 0 and are counted (upstream crashes on them).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.scoring.sgi._common import (
+    Judge,
+    Messages,
+    call_judge,
+    check_lengths,
+    check_mode,
+    extract_answer_block,
+    has_answer_block,
+    mean,
+    pct,
+)
+
+METRIC = "sgi_deep_research"
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$")
+
+
+def extract_answer(text: str) -> str:
+    """The official answer string (last ``<answer>`` block, else the raw response)."""
+    return extract_answer_block(text)
+
+
+def normalise_answer(text: str) -> str:
+    """Paper-mode normal form: stripped, casefolded, unicode minus -> '-', no spaces around commas, inner
+    whitespace collapsed, one trailing period and surrounding ``$`` removed."""
+    out = text.strip().casefold().replace("\u2212", "-").replace("\u2013", "-")
+    out = re.sub(r"\s+", " ", out)
+    out = re.sub(r"\s*,\s*", ",", out)
+    out = out.strip().strip("$").strip()
+    if out.endswith(".") and not _NUMBER.match(out):
+        out = out[:-1].rstrip()
+    return out
+
+
+def _as_number(part: str) -> float | None:
+    part = part.replace(" ", "")
+    if not _NUMBER.match(part):
+        return None
+    try:
+        return float(part)
+    except ValueError:
+        return None
+
+
+def answers_match_paper(reference: str, answer: str, rel_tol: float = 1e-6) -> bool:
+    """Normalised, part-wise comparison: the comma-separated parts must agree one to one; a part that is a
+    number on both sides compares with ``math.isclose(rel_tol, abs_tol=1e-9)`` ("46.0" == "46")."""
+    ref, ans = normalise_answer(reference), normalise_answer(answer)
+    if ref == ans:
+        return True
+    ref_parts, ans_parts = ref.split(","), ans.split(",")
+    if len(ref_parts) != len(ans_parts):
+        return False
+    for r, a in zip(ref_parts, ans_parts):
+        rn, an = _as_number(r), _as_number(a)
+        if rn is not None and an is not None:
+            if not math.isclose(rn, an, rel_tol=rel_tol, abs_tol=1e-9):
+                return False
+        elif r.strip() != a.strip():
+            return False
+    return True
+
+
+def exact_match_item(reference: str, response: str | None, parsed: str | None = None, mode: str = "official",
+                     rel_tol: float = 1e-6) -> int:
+    """1/0 for one item. ``parsed`` is the optional LLM re-formatted answer (second candidate)."""
+    check_mode(mode)
+    if response is None:
+        return 0
+    answer = extract_answer(response)
+    candidates = [answer] + ([parsed] if parsed is not None else [])
+    if mode == "official":
+        return int(any(reference == c for c in candidates))
+    return int(any(answers_match_paper(reference, c, rel_tol) for c in candidates))
+
+
+def exact_match(predictions: Sequence[str | None], references: Sequence[str], *,
+                parsed_answers: Sequence[str | None] | None = None, mode: str = "official",
+                rel_tol: float = 1e-6) -> ScoreReport:
+    """EM ×100 over all items (a failed generation, ``None``, scores 0 and counts as failed)."""
+    check_mode(mode)
+    check_lengths("predictions", predictions, "references", references)
+    if parsed_answers is not None:
+        check_lengths("predictions", predictions, "parsed_answers", parsed_answers)
+    parsed = list(parsed_answers) if parsed_answers is not None else [None] * len(predictions)
+    per_item = [exact_match_item(str(r), p, q, mode, rel_tol) for p, r, q in zip(predictions, references, parsed)]
+    failed = [p is None for p in predictions]
+    values: dict[str, Any] = {
+        "exact_match": pct(mean(per_item)),
+        "per_item": per_item,
+        "n_no_answer_tag": sum(1 for p in predictions if p is not None and not has_answer_block(p)),
+    }
+    notes = []
+    if mode == "official":
+        kept = [s for s, f in zip(per_item, failed) if not f]
+        values["exact_match_upstream"] = pct(mean(kept))
+        values["n_upstream_dropped"] = sum(failed)
+    else:
+        notes.append("non-official: normalised answers with numeric tolerance")
+    return ScoreReport(METRIC, mode, values, Coverage(len(per_item), len(per_item) - sum(failed), sum(failed)),
+                       params={"rel_tol": rel_tol if mode == "paper" else None,
+                               "parser_candidates": parsed_answers is not None}, notes=notes)
+
+
+# ------------------------------------------------------------------ answer re-formatting judge (§4.2)
+
+def reformat_messages(answer: str, reference: str) -> Messages:
+    """Messages asking a parser model to restate ``answer`` in the format of an example (our own wording).
+    The example follows upstream's rule: ``0.25`` when the reference parses as a float, else a short phrase."""
+    try:
+        float(reference)
+        example = "0.25"
+    except ValueError:
+        example = "T cell and B cell"
+    kind = "One letter" if len(example) == 1 else repr(type(example))
+    system = ("You convert free text into a structured value. Look at the example, keep the output type given, "
+              "rewrite the input so its format matches the example without changing its meaning, ignore any "
+              "explanation around the final result, and reply with the converted value only.\n"
+              f"<example>{example}</example>\n<type>{kind}</type>")
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"<input_text>\n{answer}\n</input_text>"}]
+
+
+def run_answer_parser(judge: Judge | None, predictions: Sequence[str | None],
+                      references: Sequence[str]) -> list[str | None]:
+    """Second EM candidates from a parser judge; ``None`` where the judge failed or there was no response."""
+    out: list[str | None] = []
+    for pred, ref in zip(predictions, references):
+        if pred is None:
+            out.append(None)
+            continue
+        text, _ = call_judge(judge, reformat_messages(extract_answer(pred), str(ref)))
+        out.append(text.strip() if text is not None else None)
+    return out
+
+
+# ------------------------------------------------------------------ step-level accuracy judge (§3.1, §4.3)
+
+def step_judge_messages(question: str, steps: Sequence[str], answer: str, response: str) -> Messages:
+    """Our own wording of the step-verification request; output format as upstream (a JSON list of
+    ``{"solution_step", "reason", "judge": "correct"|"incorrect"}``)."""
+    example = json.dumps([{"solution_step": "step content", "reason": "why it is right or wrong",
+                           "judge": "correct or incorrect"}] * 2)
+    system = ("You check solutions written by language models, step by step, and reply only with a "
+              "verification list. Split the model's solution into its steps; for every step give the step, a "
+              "strict reason, and a verdict 'correct' or 'incorrect'. If the model's final answer is wrong, at "
+              "least one step must be 'incorrect'. Do not solve the question yourself.")
+    user = "\n\n".join([
+        f"## Question\n{question}",
+        "## Reference Solution Steps\n" + "\n".join(steps),
+        f"## Reference Answer\n{answer}",
+        f"## LLM Solution Steps\n{response}",
+        f"## LLM Answer\n{extract_answer(response)}",
+        f"## Output Example\n{example}",
+    ])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_step_verdicts(text: str | None, mode: str = "official") -> list[bool] | None:
+    """The judge's list -> per-step correctness, or None when unparsable / empty.
+
+    Both modes cut from the first ``[`` to the last ``]`` and read it as JSON, then as a Python literal
+    (upstream repairs the JSON and calls ``eval``; we never ``eval``). official: ``judge == "correct"`` exactly;
+    paper: case- and whitespace-insensitive.
+    """
+    check_mode(mode)
+    if not text:
+        return None
+    start, end = text.find("["), text.rfind("]")
+    if start < 0 or end <= start:
+        return None
+    chunk = text[start:end + 1]
+    try:
+        data = json.loads(chunk)
+    except ValueError:
+        try:
+            data = ast.literal_eval(chunk)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(data, list) or not data:
+        return None
+    verdicts = []
+    for entry in data:
+        value = entry.get("judge") if isinstance(entry, Mapping) else None
+        if mode == "official":
+            verdicts.append(value == "correct")
+        else:
+            verdicts.append(isinstance(value, str) and value.strip().lower() == "correct")
+    return verdicts
+
+
+def step_level_accuracy(judge_outputs: Sequence[str | None], mode: str = "official") -> ScoreReport:
+    """SLA ×100 from raw judge replies (``None`` = judge failure). Failures score 0 and are counted; the
+    official mode also reports the mean over the items upstream would not have crashed on."""
+    check_mode(mode)
+    parsed = [parse_step_verdicts(t, mode) for t in judge_outputs]
+    per_item = [sum(v) / len(v) if v else 0.0 for v in parsed]
+    failed = [v is None for v in parsed]
+    values: dict[str, Any] = {"step_level_accuracy": pct(mean(per_item)), "per_item": per_item}
+    if mode == "official":
+        values["step_level_accuracy_upstream"] = pct(mean([s for s, f in zip(per_item, failed) if not f]))
+        values["n_upstream_dropped"] = sum(failed)
+    n = len(per_item)
+    return ScoreReport(METRIC + "_sla", mode, values, Coverage(n, n - sum(failed), sum(failed)))
+
+
+def run_step_judge(judge: Judge | None, rows: Sequence[Mapping[str, Any]],
+                   predictions: Sequence[str | None]) -> list[str | None]:
+    """Ask the step judge about every item (rows carry ``question``, ``steps``, ``answer``)."""
+    check_lengths("rows", rows, "predictions", predictions)
+    out: list[str | None] = []
+    for row, pred in zip(rows, predictions):
+        if pred is None:
+            out.append(None)
+            continue
+        text, _ = call_judge(judge, step_judge_messages(row["question"], list(row["steps"]), row["answer"], pred))
+        out.append(text)
+    return out

@@ -1,0 +1,318 @@
+"""SGI-Bench Wet Experiment: protocol parser, Sequence Similarity (SS), Parameter Accuracy (PA), final
+(shared/spec/sgibench.md §3.4, §7.1 items 6-7, §8 "Wet experiment"). Deterministic, no LLM.
+
+official (SGI-Bench@8268d43 ``task_3_wet_experiment/step_2_score.py``):
+- parser: one step per ``out = <Action>(`` ... a line holding only ``)``; one ``key=value`` per line
+  (single-line calls swallow the following steps; several parameters on one line collapse into one key);
+- SS: position-by-position *lexicographic* comparison of action-name strings, 0.0 whenever the step counts
+  differ, 1.0 for n <= 1;
+- PA: value-blind, position-aligned: a step is wrong if the action name differs, if the parameter-name sets
+  differ, or if the data-flow wiring differs; literal values are never compared;
+  PA = 1 - errors / max(len_gt, len_pred); both sides empty raises upstream (here: failure, scored 0).
+
+paper (the paper's formulas, our decisions documented in the metric card):
+- parser: tolerant (balanced parentheses, several parameters per line, single-line calls);
+- actions matched by (name, occurrence); SS = (1 - discordant pairs / C(m, 2)) x m / max(len_gt, len_pred)
+  over the m matched actions (a true Kendall distance, scaled by the matched share so omissions and
+  insertions cost);
+- PA = correctly specified parameters / parameters, value-aware: literals compared after normalisation
+  (quotes, case, whitespace, number+unit spacing, numbers with a relative tolerance), variables through the
+  output-variable mapping of matched steps; missing, extra and unmatched parameters count in the denominator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.scoring.sgi._common import (
+    check_lengths,
+    check_mode,
+    extract_answer_block,
+    mean,
+    pct,
+)
+
+METRIC = "sgi_wet_experiment"
+
+_STEP = re.compile(r"(\w+)\s*=\s*<([^>]+)>\(\s*([\s\S]*?)(?=\n\s*\)\s*$)", re.MULTILINE)
+_PARAM = re.compile(r"^\s*(\w+)\s*=\s*(.*?)\s*(?:,)?\s*$")
+_STEP_HEAD = re.compile(r"(\w+)\s*=\s*<([^>]+)>\(")
+_POOL_ENTRY = re.compile(r"<([^<>\n]+)>\s*\(")
+_KEY = re.compile(r"\s*\w+\s*")
+
+
+@dataclass(frozen=True)
+class Step:
+    action: str
+    inputs: dict[str, str] = field(default_factory=dict)
+    output: str = ""
+
+
+# ------------------------------------------------------------------ parsing
+
+def _parse_official(text: str) -> list[Step]:
+    steps = []
+    for match in _STEP.finditer(text):
+        params: dict[str, str] = {}
+        for line in match.group(3).strip().split("\n"):
+            line = line.strip()
+            if not line or line == ")":
+                continue
+            param = _PARAM.match(line)
+            if param:
+                value = param.group(2).strip()
+                if value.startswith('"') and value.endswith('"'):
+                    value = value[1:-1]
+                params[param.group(1)] = value
+        steps.append(Step(match.group(2).strip(), params, match.group(1).strip()))
+    return steps
+
+
+_SPLIT_CHARS = re.compile(r"[\"'()\[\]{},]")
+_PAREN_CHARS = re.compile(r"[\"'()]")
+
+
+def _split_top_level(args: str) -> list[str]:
+    """Split on commas outside quotes and brackets."""
+    parts, depth, quote, last = [], 0, "", 0
+    for match in _SPLIT_CHARS.finditer(args):
+        ch = match.group()
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            parts.append(args[last:match.start()])
+            last = match.end()
+    parts.append(args[last:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _closing_paren(text: str, start: int) -> int:
+    """Index just after the ``)`` closing the call opened before ``start`` (quote-aware), or -1."""
+    depth, quote = 1, ""
+    for match in _PAREN_CHARS.finditer(text, start):
+        ch = match.group()
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    return -1
+
+
+def _parse_tolerant(text: str) -> list[Step]:
+    steps, pos = [], 0
+    while True:
+        head = _STEP_HEAD.search(text, pos)
+        if not head:
+            return steps
+        close = _closing_paren(text, head.end())
+        end = close if close >= 0 else len(text)
+        body = text[head.end(): close - 1 if close >= 0 else end]
+        params: dict[str, str] = {}
+        for part in _split_top_level(body):
+            key, sep, value = part.partition("=")
+            if sep and _KEY.fullmatch(key):
+                value = value.strip().rstrip(",").strip()
+                if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                    value = value[1:-1]
+                params[key.strip()] = value
+        steps.append(Step(head.group(2).strip(), params, head.group(1)))
+        pos = end
+
+
+def parse_protocol(text: str, mode: str = "official") -> list[Step]:
+    """Parse a protocol program (already extracted from ``<answer>``) into steps."""
+    check_mode(mode)
+    return _parse_official(text) if mode == "official" else _parse_tolerant(text)
+
+
+def action_names(action_pool: str) -> list[str]:
+    """Action names declared in an action pool (``<Name>(args)`` entries), in order, without duplicates."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _POOL_ENTRY.finditer(action_pool or "")))
+
+
+# ------------------------------------------------------------------ official SS / PA
+
+def _official_ss(gt: Sequence[str], pred: Sequence[str]) -> float:
+    if len(gt) != len(pred):
+        return 0.0
+    n = len(gt)
+    if n <= 1:
+        return 1.0
+    inversions = sum(1 for i, j in combinations(range(n), 2)
+                     if (gt[i] < gt[j] and pred[i] > pred[j]) or (gt[i] > gt[j] and pred[i] < pred[j]))
+    return 1.0 - inversions / (n * (n - 1) / 2)
+
+
+def _official_pa(gt: Sequence[Step], pred: Sequence[Step]) -> float:
+    """Raises ZeroDivisionError when both sides are empty, as upstream does."""
+    generated_gt = {s.output for s in gt}
+    generated_pred = {s.output for s in pred}
+    var_map: dict[str, str] = {}
+    errors = 0
+    for g, p in zip(gt, pred):
+        if g.action != p.action or set(g.inputs) != set(p.inputs):
+            errors += 1
+            continue
+        step_error = False
+        for key in g.inputs:
+            vg, vp = g.inputs[key], p.inputs[key]
+            gen_g, gen_p = vg in generated_gt, vp in generated_pred
+            if gen_g and gen_p:
+                step_error |= var_map.get(vp) != vg
+            elif gen_g != gen_p:
+                step_error = True
+        if step_error:
+            errors += 1
+        else:
+            var_map[p.output] = g.output
+    errors += abs(len(gt) - len(pred))
+    return 1 - errors / max(len(gt), len(pred))
+
+
+# ------------------------------------------------------------------ paper SS / PA
+
+def match_actions(gt: Sequence[str], pred: Sequence[str]) -> list[tuple[int, int]]:
+    """(gt index, pred index) pairs: the k-th occurrence of a name in gt with its k-th occurrence in pred."""
+    where: dict[str, deque[int]] = defaultdict(deque)
+    for j, name in enumerate(pred):
+        where[name].append(j)
+    return [(i, where[name].popleft()) for i, name in enumerate(gt) if where[name]]
+
+
+def _paper_ss(gt: Sequence[str], pred: Sequence[str]) -> float:
+    pairs = match_actions(gt, pred)
+    m = len(pairs)
+    if m == 0:
+        return 0.0
+    order = [j for _, j in pairs]
+    discordant = sum(1 for a, b in combinations(range(m), 2) if order[a] > order[b])
+    kendall = 1.0 - discordant / (m * (m - 1) / 2) if m > 1 else 1.0
+    return kendall * m / max(len(gt), len(pred))
+
+
+_NUM_UNIT = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?)\s*(.*)$")
+
+
+_SPACES = re.compile(r"\s+")
+_NUMBER_SPACE_UNIT = re.compile(r"(\d)\s+(?=[^\d\s])")
+
+
+def normalise_literal(value: str) -> str:
+    """Quotes stripped, casefolded, whitespace collapsed, micro sign unified, no space between a number and
+    its unit ("10 mL" -> "10ml")."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    value = _SPACES.sub(" ", value.strip().casefold().replace("\u00b5", "\u03bc"))
+    return _NUMBER_SPACE_UNIT.sub(r"\1", value)
+
+
+def literals_equal(a: str, b: str, rel_tol: float = 1e-6) -> bool:
+    na, nb = normalise_literal(a), normalise_literal(b)
+    if na == nb:
+        return True
+    ma, mb = _NUM_UNIT.match(na), _NUM_UNIT.match(nb)
+    if ma and mb and ma.group(2) == mb.group(2):
+        return math.isclose(float(ma.group(1)), float(mb.group(1)), rel_tol=rel_tol, abs_tol=1e-12)
+    return False
+
+
+def _paper_pa(gt: Sequence[Step], pred: Sequence[Step], rel_tol: float = 1e-6) -> float:
+    pairs = match_actions([s.action for s in gt], [s.action for s in pred])
+    var_map = {pred[j].output: gt[i].output for i, j in pairs}
+    generated_gt = {s.output for s in gt}
+    generated_pred = {s.output for s in pred}
+    matched_pred = {j: i for i, j in pairs}
+    matched_gt = {i: j for i, j in pairs}
+    correct = total = 0
+    for i, g in enumerate(gt):
+        p = pred[matched_gt[i]] if i in matched_gt else None
+        for key, vg in g.inputs.items():
+            total += 1
+            if p is None or key not in p.inputs:
+                continue
+            vp = p.inputs[key]
+            gen_g, gen_p = vg in generated_gt, vp in generated_pred
+            if gen_g and gen_p:
+                correct += var_map.get(vp) == vg
+            elif not gen_g and not gen_p:
+                correct += literals_equal(vg, vp, rel_tol)
+        if p is not None:
+            total += len(set(p.inputs) - set(g.inputs))
+    total += sum(len(s.inputs) for j, s in enumerate(pred) if j not in matched_pred)
+    if total == 0:
+        return 1.0 if len(pairs) == len(gt) == len(pred) and gt else 0.0
+    return correct / total
+
+
+# ------------------------------------------------------------------ items and corpus
+
+def score_item(reference: str, response: str | None, mode: str = "official",
+               rel_tol: float = 1e-6) -> dict[str, Any]:
+    """SS, PA and final (0-1) for one item plus diagnostics (``status``: ok, no_response, unparsable,
+    bad_reference, upstream_crash)."""
+    check_mode(mode)
+    if response is None:
+        return {"ss": 0.0, "pa": 0.0, "final": 0.0, "status": "no_response", "n_gt": 0, "n_pred": 0}
+    gt = parse_protocol(reference, mode)
+    pred = parse_protocol(extract_answer_block(response), mode)
+    status = "ok" if pred else "unparsable"
+    if not gt:
+        status = "bad_reference"
+    if mode == "official":
+        ss = _official_ss([s.action for s in gt], [s.action for s in pred])
+        try:
+            pa = _official_pa(gt, pred)
+        except ZeroDivisionError:
+            ss, pa, status = 0.0, 0.0, "upstream_crash"
+    else:
+        ss = _paper_ss([s.action for s in gt], [s.action for s in pred]) if gt else 0.0
+        pa = _paper_pa(gt, pred, rel_tol) if gt else 0.0
+    return {"ss": ss, "pa": pa, "final": (ss + pa) / 2, "status": status, "n_gt": len(gt), "n_pred": len(pred)}
+
+
+def wet_experiment_scores(predictions: Sequence[str | None], references: Sequence[str], *,
+                          mode: str = "official", rel_tol: float = 1e-6) -> ScoreReport:
+    """SS, PA and final ×100 over all items. Failed generations and unusable references score 0 and count
+    as failed; unparsable protocols are scored (0) and counted in ``n_unparsable``."""
+    check_mode(mode)
+    check_lengths("predictions", predictions, "references", references)
+    items = [score_item(str(r), p, mode, rel_tol) for p, r in zip(predictions, references)]
+    failed = [it["status"] in ("no_response", "bad_reference", "upstream_crash") for it in items]
+    values: dict[str, Any] = {
+        "ss": pct(mean([it["ss"] for it in items])),
+        "pa": pct(mean([it["pa"] for it in items])),
+        "final": pct(mean([it["final"] for it in items])),
+        "n_unparsable": sum(it["status"] == "unparsable" for it in items),
+        "per_item": items,
+    }
+    if mode == "official":
+        kept = [it for it, f in zip(items, failed) if it["status"] not in ("no_response", "upstream_crash")]
+        values["final_upstream"] = pct(mean([it["final"] for it in kept]))
+        values["n_upstream_dropped"] = sum(it["status"] == "no_response" for it in items)
+        values["n_upstream_crash"] = sum(it["status"] == "upstream_crash" for it in items)
+    n = len(items)
+    return ScoreReport(METRIC, mode, values, Coverage(n, n - sum(failed), sum(failed)),
+                       params={"rel_tol": rel_tol} if mode == "paper" else {})

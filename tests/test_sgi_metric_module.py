@@ -1,0 +1,199 @@
+"""The `sgi_score` evaluate module (spec sgibench.md §9; ecosystem.md §3): one module, one config per component
+plus `overall`, loaded offline; results equal the sciprobe functions; docstring and README examples pass; the
+hand-built Gradio app builds."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from sciprobe.scoring.sgi import deep_research, overall, reasoning, wet_experiment
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS_DIR = REPO / "metrics"
+FOLDER = METRICS_DIR / "sgi_score"
+CASES_DIR = Path(__file__).parent / "cases"
+CONFIGS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment", "experimental_reasoning", "overall")
+
+
+@pytest.fixture(scope="module")
+def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    hf_home = tmp_path_factory.mktemp("hf_home_sgi")
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+            mp.setenv(var, "1")
+        mp.setenv("HF_HOME", str(hf_home))
+        for var in ("HF_MODULES_CACHE", "HF_METRICS_CACHE", "HF_EVALUATE_CACHE"):
+            mp.delenv(var, raising=False)
+        mp.setattr(sys, "path", list(sys.path))
+        import evaluate
+        import evaluate.config as cfg
+
+        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
+        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
+        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
+        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
+        mp.setattr(cfg, "DOWNLOADED_EVALUATE_PATH", hf_home / "evaluate" / "downloads")
+        mp.setattr(cfg, "EXTRACTED_EVALUATE_PATH", hf_home / "evaluate" / "downloads" / "extracted")
+        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
+        import huggingface_hub.constants as hub_constants
+
+        mp.setattr(hub_constants, "HF_HUB_OFFLINE", True)
+        _forget_dynamic_modules()
+        yield evaluate
+    _forget_dynamic_modules()
+
+
+def _forget_dynamic_modules() -> None:
+    """evaluate imports copied modules as the package ``evaluate_modules`` under HF_HOME; drop it from
+    sys.modules so other test files with their own HF_HOME import theirs afresh."""
+    for name in [m for m in sys.modules if m == "evaluate_modules" or m.startswith("evaluate_modules.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
+    return {c: offline_evaluate.load(str(FOLDER), c) for c in CONFIGS}
+
+
+def _import_file(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _flat(report: Any) -> dict[str, Any]:
+    return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+
+
+def test_one_module_with_a_config_per_component(loaded: dict[str, Any]) -> None:
+    for config, module in loaded.items():
+        assert module.name == "sgi_score" and module.config_name == config
+        assert "Scientific General Intelligence" in module.citation
+        assert module.codebase_urls and module.reference_urls
+
+
+_FUNCTIONS = {"exact_match": ("deep_research", deep_research.exact_match),
+              "wet_experiment_scores": ("wet_experiment", wet_experiment.wet_experiment_scores),
+              "multiple_choice_accuracy": ("experimental_reasoning", reasoning.multiple_choice_accuracy)}
+
+
+def test_compute_equals_sciprobe_functions(loaded: dict[str, Any]) -> None:
+    checked = 0
+    for stem in ("sgi_deep_research", "sgi_wet_experiment", "sgi_reasoning"):
+        for case in json.loads((CASES_DIR / f"{stem}.json").read_text(encoding="utf-8")):
+            if "expected_error" in case or case["function"] not in _FUNCTIONS:
+                continue
+            config, fn = _FUNCTIONS[case["function"]]
+            kwargs = dict(case["kwargs"])
+            preds, refs = kwargs.pop("predictions"), kwargs.pop("references")
+            got = loaded[config].compute(predictions=preds, references=refs, **kwargs)
+            assert got == _flat(fn(preds, refs, **kwargs)), case["name"]
+            checked += 1
+    assert checked >= 20
+
+
+def test_overall_with_coverage(loaded: dict[str, Any]) -> None:
+    names = list(overall.COMPONENTS)
+    got = loaded["overall"].compute(predictions=[50.0, 40.0, 30.0, 20.0, 10.0], references=names,
+                                    coverage=[{"n_items": 318, "n_scored": 300, "n_failed": 18}] + [None] * 4)
+    assert got["sgi_score"] == 30.0 and got["incomplete_components"] == ["deep_research"]
+
+
+def test_idea_config_takes_json_rows_and_votes(loaded: dict[str, Any]) -> None:
+    case = next(c for c in json.loads((CASES_DIR / "sgi_idea.json").read_text("utf-8"))
+                if c["name"] == "official_objective_gates_and_quirks")
+    rows = [json.dumps(r) for r in case["kwargs"]["rows"][:1]]
+    got = loaded["idea_generation"].compute(predictions=case["kwargs"]["predictions"][:1], references=rows,
+                                            votes=case["kwargs"]["votes"][:1])
+    assert 0.0 <= got["final"] <= 100.0 and got["n_scored"] == 1
+    with pytest.raises(ValueError, match="encoded as JSON"):
+        loaded["idea_generation"].compute(predictions=["x"], references=["not json"])
+
+
+def test_dry_config_with_judge(loaded: dict[str, Any]) -> None:
+    run = {"stdout": "[Final Output]\n0.51", "stderr": "", "returncode": 0, "wall_time": 1.0, "timed_out": False}
+    refs = [["[Final Output]\n0.5"] * 5]
+    assert loaded["dry_experiment"].compute(predictions=[[run] * 5], references=refs)["passall_at_1"] == 0.0
+    judged = loaded["dry_experiment"].compute(predictions=[[run] * 5], references=refs,
+                                              judge=lambda m: '{"judgment": "correct"}')
+    assert judged["passall_at_5"] == 100.0 and judged["test_outcomes"] == {"judge": 5}
+
+
+def test_judge_outputs_add_sla_and_rv(loaded: dict[str, Any]) -> None:
+    dr = loaded["deep_research"].compute(predictions=["<answer>46</answer>", "<answer>1</answer>"], references=["46", "2"],
+                                         judge_outputs=['[{"judge": "correct"}]', "garbage"])
+    assert dr["exact_match"] == 50.0 and dr["step_level_accuracy"] == 50.0 and dr["judge_n_failed"] == 1
+    er = loaded["experimental_reasoning"].compute(predictions=["\\boxed{B}"], references=[1], judge_outputs=["85"],
+                                                  mode="paper")
+    assert er["mca"] == 100.0 and er["rv"] == 0.0 and er["judge_n_failed"] == 1
+    with pytest.raises(ValueError, match="judge_outputs has 1 items for 2"):
+        loaded["deep_research"].compute(predictions=["a", "b"], references=["a", "b"], judge_outputs=["x"])
+
+
+def test_template_test_cases(loaded: dict[str, Any]) -> None:
+    cases = _import_file(FOLDER / "tests.py", "_sciprobe_sgi_score_tests").test_cases
+    assert len(cases) >= 4
+    for case in cases:
+        got = loaded[case["config"]].compute(predictions=case["predictions"], references=case["references"],
+                                             **case["kwargs"])
+        for key, want in case["result"].items():
+            assert got[key] == (pytest.approx(want) if not isinstance(want, str) else want), key
+
+
+def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestResults:
+    test = doctest.DocTestParser().get_doctest(text, globs, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda s: sys.stdout.write(s))
+    return runner.summarize(verbose=False)
+
+
+def test_docstring_and_readme_examples(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _import_file(FOLDER / "sgi_score.py", "_sciprobe_metric_sgi_score")
+    monkeypatch.chdir(METRICS_DIR)
+    result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, "sgi_score.docstring")
+    assert result.attempted >= 8 and result.failed == 0
+    readme = (FOLDER / "README.md").read_text(encoding="utf-8")
+    for section in ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
+                    "Examples", "Limitations and Bias", "Citation", "Further References", "Official vs paper mode"):
+        assert f"# {section}" in readme, section
+    examples = readme.split("### Examples", 1)[1].split("\n## ", 1)[0]
+    examples = re.sub(r"^```\w*$", "", examples, flags=re.MULTILINE)
+    result = _run_doctest(examples, {"evaluate": offline_evaluate}, "sgi_score/README.md")
+    assert result.attempted >= 10 and result.failed == 0
+
+
+def test_layout_and_conventions() -> None:
+    for file in ("sgi_score.py", "README.md", "app.py", "requirements.txt", "tests.py"):
+        assert (FOLDER / file).is_file(), file
+    assert not (FOLDER / "__init__.py").exists() and not (METRICS_DIR / "__init__.py").exists()
+    source = (FOLDER / "sgi_score.py").read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            assert len(node.names) == 1
+        if isinstance(node, ast.ImportFrom):
+            assert len(node.names) == 1, f"one import per line (line {node.lineno})"
+    assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
+    module = _import_file(FOLDER / "sgi_score.py", "_sciprobe_conv_sgi_score")
+    cls = module.SgiScore
+    params = inspect.signature(cls._compute).parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    assert list(params)[:3] == ["self", "predictions", "references"]
+
+
+def test_app_builds_without_launching() -> None:
+    app = _import_file(FOLDER / "app.py", "_sciprobe_sgi_score_app")
+    assert app.demo is not None and set(app.CONFIGS) == set(CONFIGS)
