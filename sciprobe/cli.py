@@ -121,6 +121,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     benchmark = get_benchmark(args.benchmark)
     cutoff, source = resolve_cutoff(args.cutoff, args.model_cutoff)
+    if not args.source and benchmark.sample_source is None:
+        raise SciprobeError(f"{benchmark.name} has no bundled sample; pass --source FOLDER")
     src = Path(args.source) if args.source else benchmark.sample_source
     options = {"normalize_whitespace": False} if args.raw_whitespace else None
     report = build_benchmark(benchmark, src, Path(args.out), configs=args.configs, cutoff=cutoff,

@@ -60,7 +60,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path):
              f"model_name=openai/stub-judge,base_url={server.base_url},provider=openai,api_key=sk-test",
              "idrbench:ipi|0", "--custom-tasks", str(REPO / "task_cards" / "idrbench.py"),
              "--output-dir", str(tmp_path / "out"), "--max-samples", "6"],
-            env=env, capture_output=True, text=True, timeout=300)
+            env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)  # litellm caches in cwd
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert server.count == 6
     results = json.loads(next((tmp_path / "out" / "results").rglob("results_*.json")).read_text())
@@ -80,7 +80,8 @@ def test_lighteval_accelerate_on_the_bundled_model(tmp_path):
         [sys.executable, "-m", "sciprobe.cli", "lighteval", "accelerate", args, "idrbench:i3_set1|0",
          "--custom-tasks", str(REPO / "task_cards" / "idrbench.py"), "--output-dir", str(tmp_path / "out"),
          "--max-samples", "2"],
-        env={**os.environ, "SCIPROBE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=900)
+        env={**os.environ, "SCIPROBE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=900,
+        cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(next((tmp_path / "out" / "results").rglob("results_*.json")).read_text())
     scores = results["results"]["idrbench:i3_set1|0"]
