@@ -69,6 +69,9 @@ class TaskSpec:
     generation: dict[str, Any] = field(default_factory=dict)
     modes: tuple[str, ...] = ("official",)
     headline: str = ""
+    # (score key, higher is better) pairs the lighteval card reports for every mode; empty = the
+    # classification set (macro_f1, positive_f1, tpr, tnr) plus the official parse-failure rate.
+    corpus_metrics: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

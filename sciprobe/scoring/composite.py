@@ -74,21 +74,24 @@ def resolve_weights(weights: Mapping[str, float] | Sequence[float] | None) -> tu
     return w, "given"
 
 
-def average_ranks(x: np.ndarray) -> np.ndarray:
+def average_ranks(x: np.ndarray, in_range: bool = False) -> np.ndarray:
     """1-based ranks of each column, ties averaged (scipy ``rankdata(method="average")``).
 
-    Fast path: values on a 0.01 grid in [0, 100] (integer or two-decimal scores) are ranked by counting, O(n).
+    Fast path: values on a 0.01 grid in [0, 100] (integer or two-decimal scores) are ranked by counting, O(n);
+    ``in_range=True`` skips the [0, 100] check when the caller has validated the values.
     """
     if x.ndim == 2:
-        return np.column_stack([average_ranks(x[:, j]) for j in range(x.shape[1])])
+        return np.column_stack([average_ranks(x[:, j], in_range) for j in range(x.shape[1])])
     n = len(x)
-    q = np.rint(x * 100.0)
-    if n and x.min() >= 0 and x.max() <= 100 and np.array_equal(q / 100.0, x):
-        idx = q.astype(np.int64)
-        counts = np.bincount(idx, minlength=10001)
-        upper = np.cumsum(counts)
-        avg = upper - (counts - 1) / 2.0
-        return avg[idx]
+    q = np.multiply(x, 100.0)
+    np.rint(q, out=q)
+    if n and (in_range or (x.min() >= 0 and x.max() <= 100)):
+        back = np.divide(q, 100.0)
+        if np.array_equal(back, x):
+            idx = q.astype(np.int32)
+            counts = np.bincount(idx, minlength=10001)
+            avg = np.cumsum(counts) - (counts - 1) / 2.0
+            return avg[idx]
     order = np.argsort(x)
     xs = x[order]
     new = np.empty(n, dtype=bool)
@@ -101,15 +104,21 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Inner product without BLAS: ``np.dot`` hands 10^6-element vectors to a threaded BLAS whose threads
+    spin on a busy machine (measured 16 ms vs 0.3 ms for ``einsum`` at n = 10^6)."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def pearson(a: np.ndarray, b: np.ndarray) -> float:
     """Pearson r; NaN when either input is constant or there are fewer than two items (undefined)."""
     if len(a) < 2:
         return float("nan")
     da, db = a - a.mean(), b - b.mean()
-    sa, sb = float(np.dot(da, da)), float(np.dot(db, db))
+    sa, sb = float(_dot(da, da)), float(_dot(db, db))
     if sa == 0 or sb == 0:
         return float("nan")
-    return float(np.clip(np.dot(da, db) / np.sqrt(sa * sb), -1.0, 1.0))
+    return float(np.clip(_dot(da, db) / np.sqrt(sa * sb), -1.0, 1.0))
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -170,8 +179,12 @@ def scitaste_composite(predictions: Sequence[Sequence[Any]], references: Sequenc
     w, source = resolve_weights(weights)
     preds, failed, n_clipped = apply_prediction_policies(preds, failure_policy, out_of_range)
     keep = ~failed if failure_policy == "drop" else np.ones(len(preds), dtype=bool)
-    p, g = preds[keep], refs[keep]
-    coverage = Coverage(len(preds), int(len(p)), int(np.count_nonzero(failed)))
+    # one contiguous row per column (dimension-major): every per-column pass below reads contiguous memory
+    pt, gt = np.ascontiguousarray(preds.T), np.ascontiguousarray(refs.T)
+    if not keep.all():
+        pt, gt = pt[:, keep], gt[:, keep]
+    n_kept = pt.shape[1]
+    coverage = Coverage(len(preds), n_kept, int(np.count_nonzero(failed)))
     params = {"subscores": "scitaste-v1-placeholder", "mae_share": mae_share, "failure_policy": failure_policy,
               "out_of_range": out_of_range}
     mode = "reconstructed" if failure_policy == "drop" else "reconstructed-strict"
@@ -179,19 +192,19 @@ def scitaste_composite(predictions: Sequence[Sequence[Any]], references: Sequenc
     if source == "placeholder":
         notes.append("dimension weights B-F are a placeholder (equal split of 0.552072); pass weights=")
     base = {"weights": dict(zip(DIMENSIONS, w.tolist())), "weights_source": source, "n_clipped": n_clipped}
-    if len(p) == 0:
+    if n_kept == 0:
         notes.append("no item could be scored")
         return ScoreReport("scitaste_composite", mode, {**base, "final": None, "class": None}, coverage, params, notes)
-    ranks_p, ranks_g = average_ranks(p), average_ranks(g)
-    rho = [pearson(ranks_p[:, j], ranks_g[:, j]) if len(p) > 1 else float("nan") for j in range(8)]
-    diff = p - g
-    mae_cols = np.abs(diff).mean(axis=0)
-    stats = {"spearman": rho[0], "pearson": pearson(p[:, 0], g[:, 0]), "mae": float(mae_cols[0]),
-             "mse": float(np.dot(diff[:, 0], diff[:, 0]) / len(p)), "bias": float(diff[:, 0].mean())}
+    rho = [pearson(average_ranks(pt[j], True), average_ranks(gt[j], True)) if n_kept > 1 else float("nan")
+           for j in range(8)]  # values were validated to [0, 100] above
+    diff = pt - gt
+    mae_cols = np.abs(diff).mean(axis=1)
+    stats = {"spearman": rho[0], "pearson": pearson(pt[0], gt[0]), "mae": float(mae_cols[0]),
+             "mse": _dot(diff[0], diff[0]) / n_kept, "bias": float(diff[0].mean())}
     stats["rmse"] = float(np.sqrt(stats["mse"]))
     dim_rho = np.array(rho[1:])
-    stats["weighted_dim_spearman"] = float(np.dot(w, np.nan_to_num(dim_rho, nan=0.0)))
-    stats["weighted_dim_mae"] = float(np.dot(w, mae_cols[1:]))
+    stats["weighted_dim_spearman"] = _dot(w, np.nan_to_num(dim_rho, nan=0.0))
+    stats["weighted_dim_mae"] = _dot(w, mae_cols[1:])
     undefined = [name for name, r in zip(("spearman", "pearson"), (stats["spearman"], stats["pearson"]))
                  if np.isnan(r)]
     undefined += [f"dim_spearman:{d}" for d, r in zip(DIMENSIONS, dim_rho) if np.isnan(r)]
@@ -201,7 +214,7 @@ def scitaste_composite(predictions: Sequence[Sequence[Any]], references: Sequenc
               "dim_spearman": {d: (None if np.isnan(r) else float(r)) for d, r in zip(DIMENSIONS, dim_rho)},
               "dim_mae": dict(zip(DIMENSIONS, mae_cols[1:].tolist())),
               "undefined_correlations": undefined,
-              "composite_consistency_mae": float(np.abs(p[:, 0] - p[:, 1:] @ w).mean()), **base}
+              "composite_consistency_mae": float(np.abs(pt[0] - np.einsum("i,ij->j", w, pt[1:])).mean()), **base}
     for key in ("spearman", "pearson"):
         if np.isnan(values[key]):
             values[key] = None
