@@ -67,9 +67,17 @@ def builder_class(benchmark: Benchmark) -> type:
                 raise SciprobeError(f"{benchmark.name} builder needs source=<folder of release files>")
             generators = []
             self.rows_before_cutoff: dict[str, int] = {}
+            filter_test = getattr(benchmark.config(self.config.name), "cutoff_filter", True)
             for split, rows in benchmark.read_source(Path(self.config.source), self.config.name, self.config.options):
+                if not isinstance(rows, list):
+                    # A streaming reader yields a row iterator: rows are counted and cutoff-filtered while they
+                    # are written, so a large corpus never sits in memory.
+                    cutoff = self.config.cutoff if split == "test" and filter_test else None
+                    generators.append(datasets.SplitGenerator(
+                        name=split, gen_kwargs={"rows": rows, "split": split, "cutoff": cutoff}))
+                    continue
                 self.rows_before_cutoff[split] = len(rows)
-                if split == "test":
+                if split == "test" and filter_test:
                     rows = [r for r, keep in zip(rows, keep_after([r.get("date") for r in rows], self.config.cutoff))
                             if keep]
                     if not rows:
@@ -77,9 +85,22 @@ def builder_class(benchmark: Benchmark) -> type:
                 generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"rows": rows}))
             return generators
 
-        def _generate_examples(self, rows: list[dict]):
-            for index, row in enumerate(rows):
-                yield index, row
+        def _generate_examples(self, rows: Any, split: str | None = None, cutoff: dt.date | None = None):
+            if split is None:
+                for index, row in enumerate(rows):
+                    yield index, row
+                return
+            bound = cutoff.isoformat() if cutoff else None
+            seen = kept = 0
+            for row in rows:
+                seen += 1
+                if bound is not None and not (row.get("date") and row["date"] > bound):
+                    continue
+                yield kept, row
+                kept += 1
+            self.rows_before_cutoff[split] = seen
+            if bound is not None and not kept:
+                raise EmptyAfterCutoff(self.config.name)
 
     Builder.__name__ = Builder.__qualname__ = f"{_camel(benchmark.name)}Builder"
     Config.__name__ = Config.__qualname__ = f"{_camel(benchmark.name)}Config"
@@ -120,6 +141,7 @@ class BuildReport:
     options: dict[str, Any]
     cutoff: dict[str, Any] | None
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    source_revision: str | None = None  # hub commit sha when built from a hub dataset
     skipped: list[str] = field(default_factory=list)  # configs the cutoff left empty
     sciprobe_version: str = __version__
 
@@ -148,7 +170,8 @@ def _write_card(benchmark: Benchmark, root: Path, infos: dict, report: BuildRepo
 
 def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, configs: list[str] | None = None,
                     cutoff: dt.date | None = None, cutoff_source: str = "none",
-                    options: dict[str, Any] | None = None, overwrite: bool = False) -> BuildReport:
+                    options: dict[str, Any] | None = None, overwrite: bool = False,
+                    source_label: str | None = None, source_revision: str | None = None) -> BuildReport:
     """Write the hub layout of ``benchmark`` built from ``source`` into ``out_dir`` (atomically)."""
     import datasets
 
@@ -158,9 +181,11 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
         benchmark.config(name)
     if out_dir.exists() and not overwrite:
         raise SciprobeError(f"output folder {out_dir} exists; pass --overwrite to replace it")
-    report = BuildReport(benchmark.name, benchmark.version, str(out_dir), str(source), source_fingerprint(source),
+    report = BuildReport(benchmark.name, benchmark.version, str(out_dir), source_label or str(source),
+                         source_fingerprint(source),
                          {**benchmark.source_options, **(options or {})},
                          {"cutoff": cutoff.isoformat() if cutoff else None, "source": cutoff_source})
+    report.source_revision = source_revision
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
@@ -176,6 +201,11 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
             except EmptyAfterCutoff:
                 report.skipped.append(name)
                 continue
+            except datasets.exceptions.DatasetGenerationError as exc:  # raised while streaming rows
+                if not isinstance(exc.__cause__, EmptyAfterCutoff):
+                    raise
+                report.skipped.append(name)
+                continue
             split_infos = {}
             for split in builder.info.splits:
                 ds = builder.as_dataset(split=split)
@@ -183,7 +213,8 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
                 ds.to_parquet(str(staging / name / f"{split}-00000-of-00001.parquet"))
                 split_infos[split] = len(ds)
             report.rows[name] = split_infos
-            before[name] = builder.rows_before_cutoff["test"]
+            # configs without a `test` split (or exempt from the cutoff) report their rows as kept
+            before[name] = builder.rows_before_cutoff.get("test", split_infos.get("test", sum(split_infos.values())))
             info = builder.info
             info.config_name = name
             infos[name] = info
@@ -191,7 +222,8 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
             raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in "
                                 + ", ".join(f"{benchmark.name}:{n}" for n in names))
         report.cutoff["counts"] = {n: CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
-                                                   report.rows[n]["test"]).as_dict() for n in infos}
+                                                   report.rows[n].get("test", before[n])).as_dict()
+                                    for n in infos}
         shutil.rmtree(staging / ".cache", ignore_errors=True)
         _write_card(benchmark, staging, infos, report)
         (staging / BUILD_INFO_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n", "utf-8")

@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Write Parquet shards + README (configs, features, card) that "
                                        "`datasets.load_dataset(OUT, CONFIG)` reads.")
     build.add_argument("benchmark", help="benchmark name, e.g. idrbench")
-    build.add_argument("--source", help="folder of release files (default: the bundled sample)")
+    build.add_argument("--source", help="folder of release files, or a hub dataset id owner/name holding them "
+                                        "(default: the bundled sample)")
+    build.add_argument("--revision", help="hub revision (commit, branch or tag) of --source; the commit is recorded")
     build.add_argument("--out", required=True, help="output folder (written atomically)")
     build.add_argument("--config", action="append", dest="configs", help="only this config (repeatable)")
     build.add_argument("--raw-whitespace", action="store_true",
@@ -121,12 +123,15 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     benchmark = get_benchmark(args.benchmark)
     cutoff, source = resolve_cutoff(args.cutoff, args.model_cutoff)
+    from sciprobe.sources import ResolvedSource, resolve_source
+
     if not args.source and benchmark.sample_source is None:
         raise SciprobeError(f"{benchmark.name} has no bundled sample; pass --source FOLDER")
-    src = Path(args.source) if args.source else benchmark.sample_source
+    resolved = resolve_source(args.source, args.revision) if args.source else ResolvedSource(benchmark.sample_source)
     options = {"normalize_whitespace": False} if args.raw_whitespace else None
-    report = build_benchmark(benchmark, src, Path(args.out), configs=args.configs, cutoff=cutoff,
-                             cutoff_source=source, options=options, overwrite=args.overwrite)
+    report = build_benchmark(benchmark, resolved.path, Path(args.out), configs=args.configs, cutoff=cutoff,
+                             cutoff_source=source, options=options, overwrite=args.overwrite,
+                             source_label=resolved.describe(), source_revision=resolved.revision)
     for config, splits in report.rows.items():
         counts = report.cutoff["counts"][config]
         print(f"{benchmark.name}:{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items())

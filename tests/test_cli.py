@@ -129,7 +129,7 @@ def test_bad_predictions_fail_with_one_line_and_write_nothing(tmp_path, capsys, 
      "no knowledge cutoff known"),
     (["evaluate", "idrbench:ipi", "--model", "openai/x", "--mode", "paperish"], "has no mode 'paperish'"),
     (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "missing-folder"], "neither a folder"),
-    (["build", "idrbench", "--source", "does/not/exist", "--out", "OUT"], "empty or missing"),
+    (["build", "idrbench", "--source", "does/not/exist", "--out", "OUT"], "neither an existing folder"),
     (["score", "idrbench:ipi", "--predictions", "nope.jsonl"], "not found"),
 ])
 def test_bad_arguments_fail_with_one_line(tmp_path, capsys, monkeypatch, argv, message):
