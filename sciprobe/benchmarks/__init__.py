@@ -11,6 +11,7 @@ from sciprobe.errors import SciprobeError
 _MODULES = {
     "idrbench": "sciprobe.benchmarks.idrbench",
     "sgibench": "sciprobe.benchmarks.sgibench",
+    "prescience": "sciprobe.benchmarks.prescience",
     "scitaste": "sciprobe.benchmarks.scitaste",
 }
 

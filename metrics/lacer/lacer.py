@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""LACER (LLM-judge similarity of generated and gold title + abstract, 1–10) as an `evaluate` module.
+
+PreScience T1 contribution generation (spec ``prescience.md`` §3). A thin declaration over
+:func:`sciprobe.scoring.lacer.lacer`; the judge prompt is read from a user-supplied template file.
+"""
+
+import datasets
+import evaluate
+
+from sciprobe.scoring.lacer import LacerTemplate
+from sciprobe.scoring.lacer import lacer
+
+_CITATION = """\
+@misc{prescience2026,
+  title         = {{PreScience}: A Benchmark for Forecasting Scientific Contributions},
+  author        = {{Allen Institute for AI}},
+  year          = {2026},
+  eprint        = {2602.20459},
+  archivePrefix = {arXiv}
+}
+"""
+
+_DESCRIPTION = """\
+LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the
+gold paper, with five lattices of exemplars in the prompt (PreScience, Appendix E.5). The template is read from
+`template_path` (the upstream file); the judge is a callable `messages -> reply`, or stored `replies` are
+re-scored without calling a judge. Official mode: first `Score:` match, no clamping, failures excluded from the
+mean; corrected mode: last `Score:` match clamped to [1, 10], failures scored 1. Judge id and prompt hashes are
+returned for provenance; scores from different judges are not comparable.
+"""
+
+_KWARGS_DESCRIPTION = """
+Computes LACER.
+Args:
+    predictions (`list` of `dict`): generated {"title", "abstract"}.
+    references (`list` of `dict`): gold {"title", "abstract"}.
+    template_path (`str`): the LACER judge template (placeholders {{reference_title}}, {{reference_abstract}},
+        {{generation_title}}, {{generation_abstract}}, each exactly once).
+    judge_id (`str`): judge model and version, recorded with the scores.
+    judge (`callable`, optional): messages -> reply text; required unless `replies` is given.
+    replies (`list` of `str`, optional): stored judge replies to re-score.
+    mode (`str`, default "official"): "official" or "corrected".
+Returns:
+    lacer (`float`), ci95_low, ci95_high (`float`), per_item (`list`), judge_id, template_sha256 (`str`),
+    n_items, n_scored, n_failed (`int`), failure_rate (`float`).
+Examples:
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> _ = open(path, "w").write("{{reference_title}} {{reference_abstract}} / "
+    ...                           "{{generation_title}} {{generation_abstract}}")
+    >>> metric = evaluate.load("lacer")
+    >>> gold = [{"title": "A", "abstract": "a"}, {"title": "B", "abstract": "b"}]
+    >>> gens = [{"title": "A2", "abstract": "a"}, {"title": "C", "abstract": "c"}]
+    >>> results = metric.compute(predictions=gens, references=gold, template_path=path, judge_id="stored",
+    ...                          replies=["Reasoning: close.\\nScore: 8", "Reasoning: unsure."])
+    >>> print(results["lacer"], results["n_failed"])
+    8.0 1
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Lacer(evaluate.Metric):
+    """LLM-judge similarity on the LACER 1-10 scale."""
+
+    def _info(self):
+        paper = {"title": datasets.Value("string"), "abstract": datasets.Value("string")}
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": paper, "references": paper}),
+            homepage="https://huggingface.co/datasets/allenai/prescience",
+            codebase_urls=["https://github.com/allenai/prescience"],
+            reference_urls=["https://arxiv.org/abs/2602.20459"],
+        )
+
+    def _compute(self, predictions, references, template_path=None, judge_id=None, judge=None, replies=None,
+                 mode="official"):
+        if template_path is None:
+            raise ValueError("lacer needs template_path=<LACER judge template file>")
+        if judge is None and replies is None:
+            raise ValueError("lacer needs a judge callable or stored replies")
+        report = lacer(list(predictions), list(references), judge=judge, template=LacerTemplate.from_path(template_path),
+                       judge_id=judge_id or "", mode=mode, replies=replies)
+        values = {k: v for k, v in report.values.items() if k not in ("raw_replies", "judge_errors")}
+        return {"mode": report.mode, **values, "judge_id": report.params["judge_id"],
+                "template_sha256": report.params["template_sha256"], **report.coverage.as_dict()}

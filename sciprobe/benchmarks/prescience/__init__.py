@@ -1,0 +1,279 @@
+"""
+name: PreScience
+dataset: HF ``allenai/prescience`` (ODC-BY 1.0) / this paper version's anonymised release with topic labels;
+  release files ``train.parquet``, ``test.parquet``, ``author_publications.jsonl``, ``author_disambiguation.jsonl``
+abstract: Can models forecast science? Given the historical record H^{<t} of ~500K arXiv AI papers, predict a
+  paper's collaborators, its prior work, its contribution (title + abstract), its 12-month citations, which
+  prior papers will be combined next, and how topics and topic pairs will grow.
+paper: "PreScience: A Dataset and Benchmark for Scientific Forecasting" (7 tasks); arXiv:2602.20459 v1 (4 tasks)
+spec: shared/spec/prescience.md
+
+The declaration every artifact reads: dataset configs and features (corpus configs ``papers``,
+``author_publications``, ``author_disambiguation``; one instance config per task), tasks and card text.
+Inputs are assembled from the corpus under the history rule (:mod:`.history`); instance configs store ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sciprobe.benchmarks.prescience.source import read_source
+from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
+
+CITATION = """
+@misc{prescience2026,
+  title         = {{PreScience}: A Benchmark for Forecasting Scientific Contributions},
+  author        = {{Allen Institute for AI}},
+  year          = {2026},
+  eprint        = {2602.20459},
+  archivePrefix = {arXiv},
+  note          = {v1, 2026-02-24; this package follows the 7-task version "PreScience: A Dataset and
+                   Benchmark for Scientific Forecasting"}
+}
+"""
+
+
+@dataclass(frozen=True)
+class CorpusConfigSpec(ConfigSpec):
+    """A corpus config: its ``test`` split is the test-period *corpus* (history included), so a model-cutoff
+    filter must not drop rows from it (``sciprobe.build`` honours ``cutoff_filter``)."""
+
+    cutoff_filter: bool = False
+
+
+# ---------------------------------------------------------------- features (lazy)
+def _strings():
+    from datasets import List, Value
+
+    return List(Value("string"))
+
+
+def paper_features():
+    from datasets import Features, List, Value
+
+    return Features({
+        "corpus_id": Value("string"), "arxiv_id": Value("string"), "date": Value("string"),
+        "title": Value("string"), "abstract": Value("string"), "categories": _strings(), "roles": _strings(),
+        "key_references": List({"corpus_id": Value("string"), "num_citations": Value("int64")}),
+        "authors": List({"author_id": Value("string"), "name": Value("string"), "publication_history": _strings(),
+                         "h_index": Value("int64"), "num_papers": Value("int64"), "num_citations": Value("int64")}),
+        "citation_trajectory": List(Value("int64")), "topics": _strings(), "is_target": Value("bool"),
+    })
+
+
+def author_publication_features():
+    from datasets import Features, Value
+
+    return Features({"author_id": Value("string"), "corpus_ids": _strings()})
+
+
+def author_disambiguation_features():
+    from datasets import Features, Value
+
+    return Features({"author_id": Value("string"), "s2_author_ids": _strings()})
+
+
+def contribution_features():
+    from datasets import Features, List, Value
+
+    return Features({"corpus_id": Value("string"), "date": Value("string"),
+                     "references": List({"corpus_id": Value("string"), "title": Value("string"),
+                                         "abstract": Value("string")}),
+                     "title": Value("string"), "abstract": Value("string")})
+
+
+def collaborator_features():
+    from datasets import Features, Value
+
+    return Features({"corpus_id": Value("string"), "date": Value("string"), "seed_author_id": Value("string"),
+                     "gold_author_ids": _strings()})
+
+
+def prior_work_features():
+    from datasets import Features, Value
+
+    return Features({"corpus_id": Value("string"), "date": Value("string"), "author_ids": _strings(),
+                     "gold_corpus_ids": _strings()})
+
+
+def citation_features():
+    from datasets import Features, Value
+
+    return Features({"corpus_id": Value("string"), "date": Value("string"), "label_12m": Value("int64")})
+
+
+def future_combination_features():
+    from datasets import Features, List, Value
+
+    return Features({"corpus_id": Value("string"), "date": Value("string"), "gold_corpus_ids": _strings(),
+                     "gold_counts": List(Value("int64"))})
+
+
+def _trend(extra: dict) -> Any:
+    from datasets import Features, Value
+
+    return Features({"topic": Value("string"), "history_count": Value("int64"), "forecast_count": Value("int64"),
+                     "history_share": Value("float64"), "forecast_share": Value("float64"), **extra})
+
+
+def topic_features():
+    return _trend({})
+
+
+def topic_pair_features():
+    from datasets import Value
+
+    return _trend({"forecast_end": Value("string")})
+
+
+# ---------------------------------------------------------------- scoring (records -> ScoreReport)
+def score_ranking_records(variant: str):
+    def score(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+        """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool``."""
+        from sciprobe.benchmarks.prescience.ranking import score_rankings
+
+        pools = [r["pool"] for r in records] if records and all("pool" in r for r in records) else None
+        return score_rankings([r["prediction"] for r in records], [r["gold"] for r in records], variant=variant,
+                              pools=pools)
+
+    return score
+
+
+def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.scoring.forecast import citation_forecast
+
+    return citation_forecast([r["prediction"] for r in records], [r["gold"] for r in records])
+
+
+def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.scoring.topic_trend import topic_trend
+
+    return topic_trend([r["prediction"] for r in records], [r["gold"] for r in records],
+                       [r["history"] for r in records], mode=mode)
+
+
+def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """ROUGE-L F (official text rule ``title + " " + abstract``); LACER needs a judge
+    (:func:`sciprobe.scoring.lacer.lacer`) and is not wired into this record scorer yet."""
+    from sciprobe.scoring.text_similarity import rouge_l
+
+    def text(x: Any) -> str:
+        if not x:
+            return ""
+        return f"{x.get('title') or ''} {x.get('abstract') or ''}".strip()
+
+    return rouge_l([text(r["prediction"]) for r in records], [text(r["gold"]) for r in records])
+
+
+TASKS = {
+    "contribution_generation": TaskSpec(
+        name="contribution_generation", config="contribution_generation",
+        description="T1: generate the title + abstract of a follow-up of the influential references "
+                    "(ROUGE-L here; LACER via sciprobe.scoring.lacer with a judge, no runner/card yet)",
+        metric="text_similarity", score=score_contribution_records, headline="rougeL"),
+    "collaborator_prediction": TaskSpec(
+        name="collaborator_prediction", config="collaborator_prediction",
+        description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), headline="ndcg@1000"),
+    "prior_work_selection": TaskSpec(
+        name="prior_work_selection", config="prior_work_selection",
+        description="T3: rank H^{<t_p} papers as the team's influential references (nDCG@1000, R-precision)",
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), headline="ndcg@1000"),
+    "citation_prediction": TaskSpec(
+        name="citation_prediction", config="citation_prediction",
+        description="T4: forecast 12-month citations (MAE, R², Pearson, Spearman, log1p)",
+        metric="citation_forecast", score=score_citation_records, headline="mae"),
+    "future_combination": TaskSpec(
+        name="future_combination", config="future_combination",
+        description="T5: rank prior papers that later targets will co-cite with P (nDCG@1000, R-precision)",
+        metric="ranking", score=score_ranking_records("ndcg_at_k"), headline="ndcg@1000"),
+    "topic_trends": TaskSpec(
+        name="topic_trends", config="topic_trends",
+        description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",
+        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+    "topic_pair_trends": TaskSpec(
+        name="topic_pair_trends", config="topic_pair_trends",
+        description="T7: forecast per-topic-pair paper counts; Δ-share R², Pearson, Spearman, MAE",
+        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+}
+
+CARD_SECTIONS = {
+    "History rule (H^{<t})": "\n".join([
+        "- Every input of a target dated t_p comes from the split's own corpus restricted to `date < t_p` "
+        "(strict ISO string comparison; same-day papers are not history). `sciprobe.benchmarks.prescience.history` "
+        "answers papers, author publication lists and citation counts at any t; views never expose `roles` "
+        "(recomputed from later targets) or `citation_trajectory` (runs past t).",
+        "- Citation counts at arbitrary t are in-corpus influential citations; the Semantic Scholar counts "
+        "frozen at t_p stay on the target row (`key_references[].num_citations`, author statistics).",
+        "- Known leakage kept from the release (pitfall 3): titles/abstracts are the latest arXiv version; "
+        "S2 influential flags and author clusters use present-day data.",
+    ]),
+    "Deviations and decisions": "\n".join([
+        "- `papers` has splits `train` and `test`: the two overlapping corpora, not disjoint samples. A model "
+        "cutoff never filters them (it filters the instance configs' `test` split).",
+        "- `author_publications` / `author_disambiguation` have one split named `full` (spec: `all`, which "
+        "`datasets` reserves for the union of splits).",
+        "- Instance configs store ids, dates and labels; inputs are assembled from `papers` under the history "
+        "rule. Decision: `contribution_generation` also stores its references' titles/abstracts and the gold "
+        "title/abstract (spec §9 table; references are checked to be in H^{<t_p} at build time).",
+        "- Subsets: `dev_1000` (train, T2/T3) and `test_sample_5000` (T1) are `random.Random(42).sample` over "
+        "the eligible targets in source-file order; `test_sample_500` = the first 500 of `test_sample_5000` "
+        "(the paper's fixed 500-subset is not published).",
+        "- Collaborators: seed = first listed author with non-empty H^{<t_p} history; gold = the other authors "
+        "with history; candidates = authors with >= 1 paper before t_p.",
+        "- nDCG (pitfall 9): one shared implementation; T2/T3 use upstream `calculate_ndcg` (IDCG over all gold, "
+        "0 if the list is shorter than the gold), T5 `ndcg_at_k` (IDCG over min(k, |gold|); R-precision over "
+        "min(|gold|, |pred|)). Binary gains; k = 1000. Lists are cut at k, ids outside H^{<t_p} dropped and "
+        "counted, duplicates rejected, short lists padded with a seeded generator (pitfall 10).",
+        "- T5 gold ties (equal counts) are ordered newer first, then by corpus id.",
+        "- Topic trends: official label-mass shares (code) by default; `mode=\"paper\"` gives per-paper "
+        "fractions. Units: all 202 topics (T6); pairs with >= 10 target papers in the history or forecast "
+        "window (T7), forecast end 2025-07-01 by default (recorded per row in `forecast_end`). Papers with no "
+        "topic ('Other') are excluded.",
+        "- Topic labels must be in the Parquet `topics` column (release of this paper version); the v1 parquet "
+        "has none, so T6/T7 are empty there.",
+    ]),
+}
+
+BENCHMARK = Benchmark(
+    name="prescience",
+    title="PreScience",
+    version="0.1.0",
+    description=("PreScience evaluates scientific forecasting on arXiv AI papers (Oct 2023 - Sep 2025 targets, "
+                 "~500K papers of history): collaborator prediction, prior-work selection, contribution "
+                 "generation, citation prediction, future combination, topic and topic-pair trends. Train "
+                 "targets: [2023-10-01, 2024-10-01); test targets: [2024-10-01, 2025-10-01)."),
+    citation=CITATION,
+    license="odc-by",
+    homepage="https://huggingface.co/datasets/allenai/prescience",
+    configs={
+        "papers": CorpusConfigSpec("papers", "The corpus: one paper per row (targets + companions); splits are the "
+                                   "two overlapping corpora", paper_features, ("train", "test")),
+        "author_publications": CorpusConfigSpec("author_publications", "Author id -> corpus ids (merged over "
+                                                "splits, all dates: truncate by date)", author_publication_features,
+                                                ("full",)),
+        "author_disambiguation": CorpusConfigSpec("author_disambiguation", "S2AND cluster id -> original S2 author "
+                                                  "ids", author_disambiguation_features, ("full",)),
+        "contribution_generation": ConfigSpec("contribution_generation", "T1: target id, date, references "
+                                              "(id, title, abstract), gold title + abstract", contribution_features,
+                                              ("train", "test", "test_sample_5000", "test_sample_500")),
+        "collaborator_prediction": ConfigSpec("collaborator_prediction", "T2: target id, date, seed author, gold "
+                                              "co-authors", collaborator_features, ("train", "test", "dev_1000")),
+        "prior_work_selection": ConfigSpec("prior_work_selection", "T3: target id, date, authors, gold key "
+                                           "references", prior_work_features, ("train", "test", "dev_1000")),
+        "citation_prediction": ConfigSpec("citation_prediction", "T4: target id, date, 12-month citations",
+                                          citation_features, ("train", "test")),
+        "future_combination": ConfigSpec("future_combination", "T5: cohort target id, date, gold co-cited ids "
+                                         "and counts", future_combination_features, ("test",)),
+        "topic_trends": ConfigSpec("topic_trends", "T6: one topic per row, history/forecast counts and shares",
+                                   topic_features, ("test",)),
+        "topic_pair_trends": ConfigSpec("topic_pair_trends", "T7: one topic pair per row (a||b)",
+                                        topic_pair_features, ("test",)),
+    },
+    tasks=TASKS,
+    read_source=read_source,
+    source_options={"sample_seed": 42, "pair_forecast_end": "2025-07-01"},
+    card_sections=CARD_SECTIONS,
+)

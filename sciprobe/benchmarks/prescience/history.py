@@ -1,0 +1,322 @@
+"""The historical record H^{<t}: what any PreScience input may use at time t (spec ``prescience.md`` §1.4).
+
+:class:`CorpusIndex` holds one split's corpus (``train.parquet`` or ``test.parquet`` — always the split that
+contains the target, pitfall 1) as an Arrow table sorted by ``(date, corpus_id)``; everything derived from it
+(citation edges, author publication lists) is kept as integer row numbers into that order. Because rows are
+date-sorted, "dated strictly before t" (ISO string comparison, same-day papers excluded, pitfall 2) is a row
+prefix ``[0, n_t)`` with ``n_t = count(date < t)`` computed with ``pyarrow.compute``, and every query of a
+:class:`HistoryView` is cut at that prefix:
+
+- ``papers()`` — the papers dated ``< t``, without the fields that describe their future (``roles`` are
+  recomputed from which *later* targets cite a paper; ``citation_trajectory`` runs past t; §1.4 / schema
+  ``FUTURE_FIELDS``); fields frozen at a paper's own date (``key_references[].num_citations``, author
+  statistics) precede t and stay;
+- ``author_history(author_id)`` — the author's papers dated ``< t``, date order (upstream truncates the merged
+  ``author_publications`` map with ``bisect_left`` on dates; later papers in that map are never returned);
+- ``citation_count(corpus_id)`` — in-corpus influential citations from papers dated ``< t`` (decision: the
+  corpus only records influential references, so counts at arbitrary t are in-corpus counts; the S2 counts
+  frozen at a target's own t_p stay available on the target row);
+- ``candidate_ids()`` — the candidate pool of every ranking task (§1.4: pre-t ids only).
+
+Rows without a date can never be shown to precede t and are in no view (counted in ``n_undated``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, ROLE_TARGET
+from sciprobe.errors import SciprobeError
+
+#: Columns the index needs; text columns are optional (``columns=`` of :meth:`CorpusIndex.from_parquet`).
+INDEX_COLUMNS: tuple[str, ...] = ("corpus_id", "date", "roles", "key_references", "authors")
+
+
+def _check_date(t: str) -> str:
+    if not isinstance(t, str) or len(t) != 10 or t[4] != "-" or t[7] != "-" or not (t[:4] + t[5:7] + t[8:]).isdigit():
+        raise SciprobeError(f"history date must be an ISO YYYY-MM-DD string, got {t!r}")
+    return t
+
+
+def _offsets(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """Start offsets (length n_keys + 1) of each key in a sorted key array."""
+    return np.searchsorted(keys, np.arange(n_keys + 1), side="left")
+
+
+@dataclass(frozen=True)
+class _Edges:
+    """Sorted (key, row) pairs with per-key offsets; ``rows_of(k)`` is date-ordered (rows are date-sorted)."""
+
+    rows: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def build(cls, keys: np.ndarray, rows: np.ndarray, n_keys: int, dedupe: bool = False) -> _Edges:
+        order = np.lexsort((rows, keys))
+        keys, rows = keys[order], rows[order]
+        if dedupe and keys.size:
+            keep = np.concatenate(([True], (keys[1:] != keys[:-1]) | (rows[1:] != rows[:-1])))
+            keys, rows = keys[keep], rows[keep]
+        return cls(rows.astype(np.int64), _offsets(keys, n_keys))
+
+    def rows_of(self, key: int) -> np.ndarray:
+        return self.rows[self.offsets[key]:self.offsets[key + 1]]
+
+    def count_before(self, key: int, prefix: int) -> int:
+        return int(np.searchsorted(self.rows_of(key), prefix, side="left"))
+
+
+class CorpusIndex:
+    """One split's corpus, date-sorted, with citation and authorship edges as row numbers."""
+
+    def __init__(self, table: pa.Table, author_publications: Iterable[tuple[str, Sequence[str]]] = ()) -> None:
+        missing = [c for c in ("corpus_id", "date") if c not in table.column_names]
+        if missing:
+            raise SciprobeError(f"corpus table lacks column(s) {missing}")
+        dated = pc.is_valid(table["date"])
+        self.n_undated = int(table.num_rows - pc.sum(dated).as_py()) if table.num_rows else 0
+        table = table.filter(dated) if self.n_undated else table
+        order = pc.sort_indices(table, [("date", "ascending"), ("corpus_id", "ascending")])
+        table = table.take(order).combine_chunks()
+        #: row -> position in the source file (upstream samples instances "in parquet order", pitfall 5)
+        self.file_row = order.to_numpy()
+        self.table = table
+        self.dates = table["date"].combine_chunks()
+        self._prefix_cache: dict[str, int] = {}
+        ids = table["corpus_id"].to_pylist()
+        self._row = {cid: i for i, cid in enumerate(ids)}
+        if len(self._row) != len(ids):
+            seen: set[str] = set()
+            dup = next(c for c in ids if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+            raise SciprobeError(f"corpus has duplicate corpus_id values (e.g. {dup!r})")
+        self.ids = table["corpus_id"].combine_chunks()
+        n = table.num_rows
+        self.is_target = self._target_mask()
+        self.citations = self._citation_edges()
+        self.author_ids, self.authorship = self._author_edges(author_publications)
+        starts, ends = self.authorship.offsets[:-1], self.authorship.offsets[1:]
+        rows = np.append(self.authorship.rows, n)
+        #: per author code: row of the first publication (n when none is in the corpus)
+        self.author_first_row = np.where(ends > starts, rows[np.minimum(starts, rows.size - 1)], n)
+        self.author_names = np.array(list(self.author_ids), dtype=object)
+        assert self.citations.offsets.size == n + 1
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def from_parquet(cls, path: Path | str, *, author_publications: Path | str | None = None,
+                     columns: Sequence[str] | None = None, lean: bool = False) -> CorpusIndex:
+        """Load one split's Parquet (all columns, or ``INDEX_COLUMNS`` + ``columns``) and optionally the
+        ``author_publications.jsonl`` map (merged over splits; ids outside this corpus are ignored).
+
+        ``lean=True`` reads only the id leaves of ``key_references`` and ``authors`` (not publication histories
+        or statistics) unless those columns are named in ``columns`` — the build's memory-bounded mode.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise SciprobeError(f"corpus file {path} not found")
+        names = pq.read_schema(path).names
+        if columns is None and not lean:
+            table = pq.read_table(path)
+        else:
+            extra = list(columns or ())
+            wanted = [c for c in dict.fromkeys([*INDEX_COLUMNS, *extra]) if c in names]
+            if lean:
+                leaves = {"key_references": "key_references.list.element.corpus_id",
+                          "authors": "authors.list.element.author_id"}
+                wanted = [leaves[c] if c in leaves and c not in extra else c for c in wanted]
+            table = pq.ParquetFile(path).read(columns=wanted)
+        pubs = read_author_publications(author_publications) if author_publications else ()
+        return cls(table, pubs)
+
+    def _target_mask(self) -> np.ndarray:
+        n = self.table.num_rows
+        mask = np.zeros(n, dtype=bool)
+        if "roles" in self.table.column_names and n:
+            roles = self.table["roles"].combine_chunks()
+            flat = pc.list_flatten(roles)
+            parents = pc.list_parent_indices(roles).to_numpy()
+            hit = pc.fill_null(pc.equal(flat, ROLE_TARGET), False).to_numpy(zero_copy_only=False)
+            mask[parents[hit]] = True
+        return mask
+
+    def _citation_edges(self) -> _Edges:
+        n = self.table.num_rows
+        if "key_references" not in self.table.column_names or not n:
+            return _Edges(np.zeros(0, dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
+        refs = self.table["key_references"].combine_chunks()
+        citing = pc.list_parent_indices(refs).to_numpy()
+        cited_ids = pc.struct_field(pc.list_flatten(refs), "corpus_id")
+        cited = pc.index_in(cited_ids, value_set=self.ids)
+        known = pc.is_valid(cited).to_numpy(zero_copy_only=False)
+        cited_rows = pc.fill_null(cited, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
+        return _Edges.build(cited_rows, citing[known].astype(np.int64), n, dedupe=True)
+
+    def _author_edges(self, extra: Iterable[tuple[str, Sequence[str]]]) -> tuple[dict[str, int], _Edges]:
+        codes: dict[str, int] = {}
+        key_parts: list[np.ndarray] = []
+        row_parts: list[np.ndarray] = []
+        if "authors" in self.table.column_names and self.table.num_rows:
+            authors = self.table["authors"].combine_chunks()
+            parents = pc.list_parent_indices(authors).to_numpy()
+            flat_ids = pc.struct_field(pc.list_flatten(authors), "author_id")
+            valid = pc.is_valid(flat_ids).to_numpy(zero_copy_only=False)
+            enc = pc.dictionary_encode(flat_ids.filter(pc.is_valid(flat_ids)))
+            codes = {a: i for i, a in enumerate(enc.dictionary.to_pylist())}
+            key_parts.append(enc.indices.to_numpy().astype(np.int64))
+            row_parts.append(parents[valid].astype(np.int64))
+        unknown = 0
+        extra_keys: list[int] = []
+        extra_rows: list[int] = []
+        for author_id, corpus_ids in extra:
+            code = codes.setdefault(author_id, len(codes))
+            for cid in corpus_ids:
+                row = self._row.get(cid)
+                if row is None:
+                    unknown += 1
+                    continue
+                extra_keys.append(code)
+                extra_rows.append(row)
+        self.n_unknown_publications = unknown
+        key_parts.append(np.asarray(extra_keys, dtype=np.int64))
+        row_parts.append(np.asarray(extra_rows, dtype=np.int64))
+        edges = _Edges.build(np.concatenate(key_parts), np.concatenate(row_parts), len(codes), dedupe=True)
+        return codes, edges
+
+    # ------------------------------------------------------------ queries
+    @property
+    def n_papers(self) -> int:
+        return self.table.num_rows
+
+    def prefix(self, t: str) -> int:
+        """Number of papers dated strictly before ``t`` (= the rows of H^{<t}); memoised per date."""
+        cached = self._prefix_cache.get(t)
+        if cached is None:
+            cached = int(pc.sum(pc.less(self.dates, _check_date(t))).as_py() or 0)
+            self._prefix_cache[t] = cached
+        return cached
+
+    def row_of(self, corpus_id: str) -> int | None:
+        return self._row.get(corpus_id)
+
+    def date_of(self, corpus_id: str) -> str | None:
+        row = self._row.get(corpus_id)
+        return None if row is None else self.dates[row].as_py()
+
+    def window(self, start: str, end: str, *, targets_only: bool = False,
+               columns: Sequence[str] | None = None) -> pa.Table:
+        """Papers with ``start <= date < end`` (Arrow compute filter; the bench's date-window query)."""
+        mask = pc.and_(pc.greater_equal(self.dates, _check_date(start)), pc.less(self.dates, _check_date(end)))
+        if targets_only:
+            mask = pc.and_(mask, pa.array(self.is_target))
+        table = self.table if columns is None else self.table.select(list(columns))
+        return table.filter(mask)
+
+    def row(self, row: int) -> dict:
+        return self.table.slice(row, 1).to_pylist()[0]
+
+    def view(self, t: str) -> HistoryView:
+        """H^{<t}: everything dated strictly before ``t``."""
+        return HistoryView(self, _check_date(t))
+
+
+class HistoryView:
+    """H^{<t} of one corpus. Every method answers from papers dated strictly before ``t`` only."""
+
+    def __init__(self, index: CorpusIndex, t: str) -> None:
+        self.index = index
+        self.t = t
+        self.n = index.prefix(t)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __contains__(self, corpus_id: object) -> bool:
+        row = self.index.row_of(corpus_id) if isinstance(corpus_id, str) else None
+        return row is not None and row < self.n
+
+    def papers(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The papers of H^{<t} (zero-copy slice) without future-describing fields."""
+        table = self.index.table.slice(0, self.n)
+        keep = [c for c in (columns or table.column_names) if c not in FUTURE_FIELDS]
+        unknown = [c for c in keep if c not in table.column_names]
+        if unknown:
+            raise SciprobeError(f"unknown corpus column(s) {unknown}")
+        return table.select(keep)
+
+    def paper(self, corpus_id: str) -> dict | None:
+        """One paper of H^{<t} as a dict (future fields removed); None if absent or dated >= t."""
+        row = self.index.row_of(corpus_id)
+        if row is None or row >= self.n:
+            return None
+        record = self.index.row(row)
+        for name in FUTURE_FIELDS:
+            record.pop(name, None)
+        return record
+
+    def candidate_ids(self) -> pa.Array:
+        return self.index.ids.slice(0, self.n)
+
+    def _rows_to_ids(self, rows: np.ndarray) -> list[str]:
+        return pc.take(self.index.ids, pa.array(rows, type=pa.int64())).to_pylist() if rows.size else []
+
+    def author_history(self, author_id: str) -> list[str]:
+        """The author's papers dated < t, oldest first (ties by corpus id)."""
+        code = self.index.author_ids.get(author_id)
+        if code is None:
+            return []
+        rows = self.index.authorship.rows_of(code)
+        return self._rows_to_ids(rows[:int(np.searchsorted(rows, self.n, side="left"))])
+
+    def author_history_rows(self, author_id: str) -> np.ndarray:
+        code = self.index.author_ids.get(author_id)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        rows = self.index.authorship.rows_of(code)
+        return rows[:int(np.searchsorted(rows, self.n, side="left"))]
+
+    def candidate_authors(self) -> list[str]:
+        """Authors with at least one paper dated < t (the T2 candidate pool)."""
+        return self.index.author_names[self.index.author_first_row < self.n].tolist()
+
+    def citation_count(self, corpus_id: str) -> int:
+        """In-corpus influential citations of ``corpus_id`` from papers dated < t (0 if unknown)."""
+        row = self.index.row_of(corpus_id)
+        if row is None:
+            return 0
+        return self.index.citations.count_before(row, self.n)
+
+    def citing_papers(self, corpus_id: str) -> list[str]:
+        row = self.index.row_of(corpus_id)
+        if row is None:
+            return []
+        rows = self.index.citations.rows_of(row)
+        return self._rows_to_ids(rows[:int(np.searchsorted(rows, self.n, side="left"))])
+
+    def references_of(self, corpus_id: str) -> list[str]:
+        """Key references of a paper of H^{<t} (all precede it, hence t); [] if the paper is not in the view."""
+        paper = self.paper(corpus_id)
+        return [r["corpus_id"] for r in (paper or {}).get("key_references") or []]
+
+
+def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
+    """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SciprobeError(f"author publications file {path} not found")
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                yield str(record["key"]), [str(x) for x in record["value"]]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise SciprobeError(f"{path.name} line {number}: not a {{key, value}} record ({exc})") from None

@@ -1,0 +1,149 @@
+"""PreScience ranking scores (T2 collaborators, T3 prior work, T5 future combination) on top of the shared
+:func:`sciprobe.scoring.ranking.ranking_metrics` (spec ``prescience.md`` §2, pitfalls 9–10).
+
+``ranking_metrics`` computes nDCG@k with the ideal DCG over ``min(k, |gold|)`` positions and R-precision
+``|top-|gold| ∩ gold| / |gold|``. The two upstream variants differ from it only by per-query factors, applied
+here as an adapter (no second implementation):
+
+``calculate_ndcg`` (T2/T3, ``utils.calculate_ndcg``)
+    nDCG = DCG / IDCG over **all** |gold| positions, and 0 when the list is shorter than |gold|: multiply by
+    ``IDCG(min(k,|gold|)) / IDCG(|gold|)`` (1 whenever |gold| ≤ k). R-precision as shared.
+``ndcg_at_k`` (T5, ``task_cocitation_prediction/evaluate.py``)
+    nDCG as shared; R-precision divides by ``min(|gold|, |pred|)``: multiply by ``|gold| / min(|gold|, |pred|)``.
+
+Decision (pitfall 9): one shared implementation, the variant selected per task. Lists are cut at k = 1000.
+Input hygiene (pitfall 10): a duplicate id is an error; ids outside the candidate pool H^{<t_p} (hallucinated
+or future ids) are dropped and counted (``unknown="drop"``) or rejected (``unknown="error"``); short lists are
+padded to k with pool candidates drawn by a seeded generator (deterministic, unlike upstream's random
+padding) when a pool is given; a missing ranking (``None``) is a recorded failure scored as an empty list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from sciprobe.errors import SciprobeError
+from sciprobe.scoring.ranking import ranking_metrics
+from sciprobe.scoring.report import Coverage, ScoreReport
+
+VARIANTS = ("calculate_ndcg", "ndcg_at_k")
+
+
+def _idcg(n: int) -> float:
+    return float(np.sum(1.0 / np.log2(np.arange(2, n + 2))))
+
+
+class Pool:
+    """A candidate pool: membership test + an ordered id array to pad from (e.g. a HistoryView)."""
+
+    def __init__(self, contains: Callable[[str], bool], ids: Callable[[], Sequence[str]]) -> None:
+        self.contains = contains
+        self._ids = ids
+
+    @classmethod
+    def of(cls, obj: Any) -> Pool:
+        if isinstance(obj, Pool):
+            return obj
+        if hasattr(obj, "candidate_ids"):  # HistoryView
+            return cls(obj.__contains__, lambda: obj.candidate_ids())
+        ids = list(obj)
+        members = set(ids)
+        return cls(members.__contains__, lambda: ids)
+
+    def ids(self) -> Sequence[str]:
+        return self._ids()
+
+
+def clean_ranking(ranked: Sequence[str], pool: Any | None, *, k: int, unknown: str, pad: bool, seed: int,
+                  query: int) -> tuple[list[str], int, int]:
+    """(list cut to k, #unknown ids dropped, #padded ids). Raises on duplicates / unknown ids (``error``)."""
+    ranked = [str(x) for x in ranked]
+    seen: set[str] = set()
+    for cid in ranked:
+        if cid in seen:
+            raise SciprobeError(f"query {query}: duplicate id {cid!r} in the ranked list")
+        seen.add(cid)
+    dropped = 0
+    if pool is not None:
+        pool = Pool.of(pool)
+        kept = [c for c in ranked if pool.contains(c)]
+        dropped = len(ranked) - len(kept)
+        if dropped and unknown == "error":
+            bad = next(c for c in ranked if not pool.contains(c))
+            raise SciprobeError(f"query {query}: id {bad!r} is not in the candidate pool (H^<t_p)")
+        ranked = kept
+    ranked = ranked[:k]
+    padded = 0
+    if pad and pool is not None and len(ranked) < k:
+        ids = pool.ids()
+        present = set(ranked)
+        rng = np.random.default_rng([seed, query])
+        budget = min(k - len(ranked), len(ids) - len(present))
+        attempts = 0
+        while padded < budget and attempts < 20 * k:
+            for j in rng.integers(len(ids), size=max(2 * (budget - padded), 8)).tolist():
+                cid = ids[j] if isinstance(ids, list) else ids[j].as_py()
+                if cid not in present:
+                    present.add(cid)
+                    ranked.append(cid)
+                    padded += 1
+                    if padded >= budget:
+                        break
+            attempts += 1
+    return ranked, dropped, padded
+
+
+def score_rankings(predictions: Sequence[Sequence[str] | None], references: Sequence[Sequence[str]], *,
+                   variant: str, k: int = 1000, pools: Sequence[Any] | None = None, unknown: str = "drop",
+                   pad: bool = True, seed: int = 0) -> ScoreReport:
+    """nDCG@k and R-precision of one PreScience ranking task (see the module docstring for the variants)."""
+    if variant not in VARIANTS:
+        raise SciprobeError(f"unknown nDCG variant {variant!r} ({', '.join(VARIANTS)})")
+    if unknown not in ("drop", "error"):
+        raise SciprobeError(f"unknown must be 'drop' or 'error', got {unknown!r}")
+    if len(predictions) != len(references):
+        raise SciprobeError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
+    if not references:
+        raise SciprobeError("no queries to score")
+    if pools is not None and len(pools) != len(references):
+        raise SciprobeError("pools must give one candidate pool per query")
+    ndcg, rprec = np.zeros(len(references)), np.zeros(len(references))
+    n_failed = n_dropped = n_padded = 0
+    for i, (ranked, gold) in enumerate(zip(predictions, references)):
+        gold_list = list(dict.fromkeys(str(g) for g in gold))
+        if not gold_list:
+            raise SciprobeError(f"query {i}: empty gold list")
+        if ranked is None:
+            n_failed += 1
+            ranked = []
+        elif not isinstance(ranked, (list, tuple)):
+            raise SciprobeError(f"query {i}: the ranked list must be a list of ids, got {type(ranked).__name__}")
+        pool = pools[i] if pools is not None else None
+        cleaned, dropped, padded = clean_ranking(ranked, pool, k=k, unknown=unknown, pad=pad, seed=seed, query=i)
+        n_dropped += dropped
+        n_padded += padded
+        if not cleaned:
+            continue
+        report = ranking_metrics([cleaned], [gold_list], k_values=[k])
+        g, n = len(gold_list), len(cleaned)
+        nd, rp = report.values[f"ndcg@{k}"], report.values["r_precision"]
+        if variant == "calculate_ndcg":
+            nd = 0.0 if n < g else nd * _idcg(min(k, g)) / _idcg(g)
+        else:
+            rp = rp * g / min(g, n)
+        ndcg[i], rprec[i] = nd, rp
+    notes = []
+    if n_failed:
+        notes.append(f"{n_failed} missing ranking(s) scored as empty lists")
+    if n_dropped:
+        notes.append(f"{n_dropped} id(s) outside the candidate pool dropped")
+    return ScoreReport(metric="ranking", mode=variant,
+                       values={f"ndcg@{k}": float(ndcg.mean()), "r_precision": float(rprec.mean()),
+                               "n_queries": len(references), "n_unknown_dropped": n_dropped,
+                               "n_padded": n_padded, "per_query_ndcg": [float(x) for x in ndcg]},
+                       coverage=Coverage(len(references), len(references), n_failed),
+                       params={"variant": variant, "k": k, "unknown": unknown, "pad": pad, "seed": seed},
+                       notes=notes)

@@ -1,0 +1,160 @@
+"""LACER: LLM-judge similarity of a generated title + abstract to the gold paper on a 1–10 scale
+(spec ``prescience.md`` §3, pitfalls 15–18).
+
+The judge prompt is the upstream template file (E.5, ``lacer_scoring_prompt_percentile50.110.txt``), read from a
+**user-supplied path** (never bundled); its four placeholders ``{{reference_title}}``, ``{{reference_abstract}}``,
+``{{generation_title}}``, ``{{generation_abstract}}`` are filled with plain ``str.replace`` (Reference = gold,
+Generation = candidate). The judge is any callable ``messages -> reply text`` (an OpenAI-compatible client, a
+local server, or a mock in tests); the system message is sciprobe's own wording.
+
+Modes:
+
+``official`` (``lacer_score.py``): the **first** ``Score:`` match of
+``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping; a reply without a score
+(or a judge error) is excluded from the mean and counted in ``n_failed``.
+``corrected``: the **last** ``Score:`` of the reply (a judge that writes "Score:" inside its reasoning is not
+mis-read), clamped to [1, 10]; decision: a failure scores ``failure_score`` (default 1, the scale minimum) so
+the mean stands on every item.
+
+Every report carries the judge id, the SHA-256 of the template and of the system message, the raw replies,
+and a percentile bootstrap 95% CI over items (1,000 resamples, seeded). Scores from different judges or
+prompts are not comparable (pitfall 18).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from sciprobe.errors import SciprobeError
+from sciprobe.scoring.report import Coverage, ScoreReport
+
+__all__ = ["PLACEHOLDERS", "LacerTemplate", "parse_score", "lacer", "SYSTEM_PROMPT"]
+
+PLACEHOLDERS = ("{{reference_title}}", "{{reference_abstract}}", "{{generation_title}}", "{{generation_abstract}}")
+SYSTEM_PROMPT = ("You are an experienced scientific reviewer who rates how closely a generated research paper "
+                 "title and abstract matches a reference paper.")
+_OFFICIAL = re.compile(r"Score\s*:\s*([-+]?[0-9]+(?:\.\d+)?)", re.IGNORECASE)
+MODES = ("official", "corrected")
+
+Judge = Callable[[list[dict[str, str]]], str]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LacerTemplate:
+    """The judge prompt template, validated: each placeholder exactly once."""
+
+    text: str
+    source: str = "<string>"
+
+    @classmethod
+    def from_path(cls, path: Path | str) -> "LacerTemplate":
+        path = Path(path)
+        if not path.is_file():
+            raise SciprobeError(f"LACER template {path} not found (pass the upstream E.5 template file)")
+        return cls(path.read_text(encoding="utf-8"), str(path))
+
+    def __post_init__(self) -> None:
+        for placeholder in PLACEHOLDERS:
+            n = self.text.count(placeholder)
+            if n != 1:
+                raise SciprobeError(f"LACER template must contain {placeholder} exactly once, found {n}")
+
+    @property
+    def sha256(self) -> str:
+        return _sha(self.text)
+
+    def fill(self, reference: Mapping[str, str], generation: Mapping[str, str]) -> str:
+        values = (reference.get("title") or "", reference.get("abstract") or "",
+                  generation.get("title") or "", generation.get("abstract") or "")
+        text = self.text
+        for placeholder, value in zip(PLACEHOLDERS, values, strict=True):
+            text = text.replace(placeholder, value)
+        return text
+
+
+def parse_score(reply: str | None, mode: str = "official") -> float | None:
+    """The judge's score, or None when the reply has none (see the module docstring for the two rules)."""
+    if mode not in MODES:
+        raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
+    if not reply:
+        return None
+    matches = list(_OFFICIAL.finditer(reply)) if mode == "corrected" else [_OFFICIAL.search(reply)]
+    matches = [m for m in matches if m is not None]
+    if not matches:
+        return None
+    value = float((matches[-1] if mode == "corrected" else matches[0]).group(1))
+    if not math.isfinite(value):
+        return None
+    return min(10.0, max(1.0, value)) if mode == "corrected" else value
+
+
+def _bootstrap(values: np.ndarray, seed: int, n: int = 1000) -> tuple[float | None, float | None]:
+    if values.size < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(values.size, size=(n, values.size))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[Mapping[str, str]], *,
+          judge: Judge, template: LacerTemplate, judge_id: str, mode: str = "official",
+          failure_score: float = 1.0, seed: int = 0, replies: Sequence[str | None] | None = None) -> ScoreReport:
+    """Mean LACER over (generation, gold) pairs. ``replies`` re-scores stored judge replies without calling
+    the judge (e.g. to switch mode). A ``None``/empty generation is still judged (as empty text), as upstream."""
+    if mode not in MODES:
+        raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
+    if len(generations) != len(references):
+        raise SciprobeError(f"generations and references differ in length: {len(generations)} vs {len(references)}")
+    if not references:
+        raise SciprobeError("LACER needs at least one pair")
+    if not judge_id:
+        raise SciprobeError("LACER needs the judge id (model + version) for provenance")
+    raw: list[str | None] = []
+    errors: list[str | None] = []
+    if replies is not None:
+        if len(replies) != len(references):
+            raise SciprobeError("replies must give one stored judge reply per pair")
+        raw, errors = list(replies), [None] * len(replies)
+    else:
+        for gen, ref in zip(generations, references, strict=True):
+            messages = [{"role": "system", "content": SYSTEM_PROMPT},
+                        {"role": "user", "content": template.fill(ref, gen or {})}]
+            try:
+                raw.append(judge(messages))
+                errors.append(None)
+            except Exception as exc:  # a judge error is a recorded failure, never a crash of the whole run
+                raw.append(None)
+                errors.append(f"{type(exc).__name__}: {exc}")
+    scores = [parse_score(r, mode) for r in raw]
+    failed = [s is None for s in scores]
+    n_failed = sum(failed)
+    if mode == "official":
+        used = np.array([s for s in scores if s is not None], dtype=float)
+    else:
+        used = np.array([failure_score if s is None else s for s in scores], dtype=float)
+    mean = float(used.mean()) if used.size else None
+    low, high = _bootstrap(used, seed) if used.size else (None, None)
+    notes = []
+    if n_failed:
+        notes.append(f"{n_failed} judge repl(ies) without a score " +
+                     ("excluded from the mean" if mode == "official" else f"scored {failure_score}"))
+    return ScoreReport(
+        metric="lacer", mode=mode,
+        values={"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "raw_replies": raw,
+                "judge_errors": errors},
+        coverage=Coverage(len(scores), int(used.size), n_failed),
+        params={"judge_id": judge_id, "template_sha256": template.sha256, "template_source": template.source,
+                "system_prompt_sha256": _sha(SYSTEM_PROMPT), "failure_score": failure_score if mode != "official" else None,
+                "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
+        notes=notes)
