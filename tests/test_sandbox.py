@@ -127,6 +127,12 @@ def host(tmp_path, monkeypatch):
     assert os.listdir(secret_dir) == ["secret.txt"] and secret.read_text() == secret_value
 
 
+def _under_private_tmpfs(path: Path) -> bool:
+    """The sandbox mounts fresh tmpfs on /tmp and /dev/shm, so writes to such paths stay inside it."""
+    resolved = Path(path).resolve()
+    return any(resolved == Path(p) or Path(p) in resolved.parents for p in ("/tmp", "/dev/shm"))
+
+
 def _run(code: str, host: dict, **kw) -> RunResult:
     _require_sandbox()
     env = {MARKER_ENV: host["marker"], **kw.pop("env", {})}
@@ -230,6 +236,8 @@ def test_hostile_program_is_contained(case: Path, host, tmp_path, monkeypatch):
     if "stderr_contains" in expect:
         assert expect["stderr_contains"] in r.stderr, info
     for bad in expect.get("stdout_not_contains", []):
+        if bad == "repo:WROTE" and _under_private_tmpfs(REPO):
+            continue  # a checkout under /tmp is shadowed by the sandbox's own /tmp; the host check below holds
         assert bad not in r.stdout, info
     assert "sk-host-secret" not in r.stdout + r.stderr, info
     if out_dir is not None:
