@@ -315,6 +315,9 @@ class RemoteBackend:
                         api_key=self._api_key,
                         timeout=self.spec.timeout,
                         max_retries=0,
+                        # lighteval installs a global litellm disk cache at import; its hit path crashes on a
+                        # plain install (and we have our own cache), so never let litellm cache our calls.
+                        caching=False,
                         **extra,
                         **job.request.params,
                     )

@@ -43,7 +43,9 @@ ROWS = {"deep_research": 318, "idea_generation": 315, "dry_experiment": 271, "we
 def _common() -> dict:
     from datasets import Value
 
-    return {"discipline": Value("string"), "direction": Value("string"), "date": Value("string")}
+    # ``id`` = ``idx``: the item key every generic runner, predictions file and the lighteval adapter read.
+    return {"id": Value("string"), "discipline": Value("string"), "direction": Value("string"),
+            "date": Value("string")}
 
 
 def deep_research_features():
@@ -154,15 +156,21 @@ def score_idea(records: Sequence[Mapping[str, Any]], mode: str = "official") -> 
     from sciprobe.scoring.sgi.idea import idea_generation_scores
 
     votes = [r.get("votes") for r in records]
+    judge_ids = next((list(r["judge_ids"]) for r in records if r.get("judge_ids")), [])
     return idea_generation_scores(_responses(records), [r["row"] for r in records], mode=mode,
-                                  votes=votes if any(v is not None for v in votes) else None)
+                                  votes=votes if judge_ids or any(v is not None for v in votes) else None,
+                                  judge_ids=judge_ids)
 
 
 def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    """Records carry ``runs`` (the sandbox runner's five results, or None) and ``gold`` (reference outputs)."""
+    """Records carry ``runs`` (the sandbox runner's five results, or None), ``runs_paper`` (the paper-mode
+    program's runs when it differs), ``gold`` (reference outputs) and the stored output-equivalence judge
+    replies (replayed, never re-asked; see ``sciprobe.runners.sgi_dry``)."""
+    from sciprobe.runners.sgi_dry import replay_judge
     from sciprobe.scoring.sgi.dry_experiment import dry_experiment_scores
 
-    return dry_experiment_scores([r.get("runs") for r in records], [r["gold"] for r in records], mode=mode)
+    runs = [(r.get("runs_paper") or r.get("runs")) if mode == "paper" else r.get("runs") for r in records]
+    return dry_experiment_scores(runs, [r["gold"] for r in records], mode=mode, judge=replay_judge(records))
 
 
 def _dry_gold(row: Mapping) -> list[str]:

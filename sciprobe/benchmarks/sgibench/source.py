@@ -11,7 +11,8 @@ Normalisation (recorded in the dataset card):
 - reasoning answers keep the 0-based ``answer`` and add ``answer_letter = chr(65 + answer)``;
 - wet experiments add the ``action_names`` declared in the action pool;
 - dry experiments add ``external_files`` (upstream-relative paths of the files items 0200/0206/0236 need);
-- every row gets ``date = None`` (the benchmark defines no item dates; freeze 2025-12, see the card).
+- every row gets ``id = idx`` (the item key sciprobe's runners read) and ``date = None`` (the benchmark
+  defines no item dates; freeze 2025-12, see the card).
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def normalise(raw: Mapping[str, Any], config: str) -> dict[str, Any]:
         row["steps"] = [str(s) for s in raw.get("steps") or []]
         row["images"] = [_image(i) for i in raw.get("images") or []]
         row["step_images"] = [_image(i) for i in raw.get("step_images") or []]
+    row["id"] = row["idx"]  # the generic item key (runners, predictions files, lighteval)
     row["date"] = None
     return row
 
