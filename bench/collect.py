@@ -1,0 +1,47 @@
+"""Regenerate BENCHMARKS.md from the per-bench results in bench/results/*.md.
+
+Command (from the repository root):  .venv/bin/python bench/collect.py
+Each bench writes its own results file (with the exact command, the baseline measured in the same run and
+the target); this script only gathers them, so BENCHMARKS.md never drifts from what was measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+INTRO = """# Benchmarks
+
+Performance targets live here, never in timed unit tests. Every bench runs with a documented command,
+measures its baseline in the same run and states its target; ratios are what to compare across machines.
+Machine for the figures below: 2 cores, 24 GB, no accelerator, often shared with other jobs (each file
+notes the load); absolute times are pessimistic.
+
+Regenerate this file with `.venv/bin/python bench/collect.py` after running a bench.
+
+| bench | command | target |
+|---|---|---|
+| LLM client throughput vs concurrency bound | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 |
+| I2R tournament, parallel vs one call at a time | `.venv/bin/python bench/i2r_parallel.py` | >= 8x per instance, same call count |
+| Sandbox overhead per run | `.venv/bin/python bench/sandbox_overhead.py` | < 100 ms beyond the program |
+| SGI-Bench deterministic metrics, 100,000 items | `.venv/bin/python bench/sgi_metrics.py` | throughput vs a naive loop |
+| SciTaste WAPE + composite, 1,000,000 pairs | `.venv/bin/python bench/scitaste_metrics.py` | < 1 s each |
+| PreScience 500,000-paper corpus build + date query | `.venv/bin/python bench/prescience_corpus.py` | < 2 GB peak, query < 0.5 s |
+| ROUGE-L on 10,000 pairs vs rouge-score | `.venv/bin/python bench/prescience_rouge.py` | >= 10x, identical numbers |
+"""
+
+
+def main() -> None:
+    parts = [INTRO]
+    for path in sorted((ROOT / "bench" / "results").glob("*.md")):
+        body = path.read_text().strip()
+        if body.startswith("# "):
+            body = body.split("\n", 1)[1].strip()
+        parts.append(f"## {path.stem}\n\n{body}\n")
+    (ROOT / "BENCHMARKS.md").write_text("\n".join(parts))
+    print(f"wrote {ROOT / 'BENCHMARKS.md'}")
+
+
+if __name__ == "__main__":
+    main()
