@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
     evaluate.add_argument("--output-dir", default="results", help="where results and details go")
     evaluate.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    evaluate.add_argument("--allow-unsandboxed", action="store_true",
+                          help="run model-written code (sgibench:dry_experiment) even without a working sandbox "
+                               "(UNSAFE: no filesystem, network or process isolation)")
     _add_cutoff(evaluate, auto=True)
 
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
@@ -108,6 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
     env.add_argument("--python", help="a Python 3.10 interpreter (default: found on PATH or pyenv)")
     env.add_argument("--force", action="store_true", help="recreate an existing venv")
     env.add_argument("--dry-run", action="store_true", help="print what would be installed")
+
+    from sciprobe.benchmarks.prescience import cli as prescience_cli
+    from sciprobe.runners import lacer_lattice
+
+    lacer = sub.add_parser("lacer", help="LACER judge tools (PreScience)")
+    lacer_sub = lacer.add_subparsers(dest="lacer_command", required=True, metavar="ACTION")
+    lacer_lattice.configure_parser(lacer_sub.add_parser(
+        "build-lattice", help="construct exemplar lattices with any LLM (anchor -> target interpolation)"))
+    prescience_cli.configure_parser(sub.add_parser("prescience", help="PreScience baselines and scoring"))
 
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
@@ -165,7 +177,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     request = EvaluationRequest(tasks=args.tasks, model=args.model, data=args.data, limit=args.limit, cutoff=cutoff,
                                 cutoff_source=source, judge=args.judge, modes=args.modes,
                                 output_dir=Path(args.output_dir), generation=_generation(args),
-                                use_cache=not args.no_cache, revision=args.revision)
+                                use_cache=not args.no_cache, revision=args.revision,
+                                allow_unsandboxed=args.allow_unsandboxed)
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
@@ -230,6 +243,18 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     return cmd_publish(args)
 
 
+def _cmd_lacer(args: argparse.Namespace) -> int:
+    from sciprobe.runners import lacer_lattice
+
+    return lacer_lattice.cmd(args)
+
+
+def _cmd_prescience(args: argparse.Namespace) -> int:
+    from sciprobe.benchmarks.prescience import cli as prescience_cli
+
+    return prescience_cli.cmd(args)
+
+
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
     from sciprobe.cutoffs import model_cutoffs
 
@@ -248,7 +273,8 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
             "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval,
-            "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
+            "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,
+            "lacer": _cmd_lacer, "prescience": _cmd_prescience, "model-path": _cmd_model_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sciprobe.benchmarks import resolve_task
 from sciprobe.build import BUILD_INFO_FILE, build_benchmark, dataset_fingerprint
@@ -80,11 +81,14 @@ class EvaluationRequest:
     cutoff_source: str = "none"
     judge: str | None = None
     modes: Sequence[str] | None = None
-    per_task: dict[str, dict[str, Any]] = field(default_factory=dict)  # {ref: {"modes": [...], "limit": N}}
+    # {ref: {"modes": [...], "limit": N}}; runner options too: sgibench:idea_generation {"judges": [specs],
+    # "judge_params", "judge_attempts"}, sgibench:dry_experiment {"timeout_s", "workers"}
+    per_task: dict[str, dict[str, Any]] = field(default_factory=dict)
     output_dir: Path = Path("results")
     generation: dict[str, Any] = field(default_factory=dict)
     use_cache: bool = True
     revision: str | None = None
+    allow_unsandboxed: bool = False  # run model-written code even when the sandbox is unavailable (unsafe)
 
 
 def _score_all(task: TaskSpec, records: list[dict], modes: Sequence[str]) -> dict[str, ScoreReport]:
@@ -98,9 +102,126 @@ def make_client(model: str, use_cache: bool = True) -> Any:
     return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None)
 
 
+@dataclass
+class RunContext:
+    """What a task runner gets: the task, its loaded rows, the request, the evaluated model's client, the
+    effective generation parameters, the modes to score and the provenance shared by every result."""
+
+    ref: str
+    task: TaskSpec
+    data: TaskData
+    request: EvaluationRequest
+    client: Any
+    params: dict[str, Any]
+    modes: list[str]
+    base: dict[str, Any]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Per-task options from ``request.per_task[ref]`` (e.g. ``judges``, ``timeout_s``)."""
+        return dict(self.request.per_task.get(self.ref, {}))
+
+    def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
+        """One result scored in every requested mode."""
+        return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
+                          {**self.base, "prompt_hash": phash, "n_calls": n_calls, **extra}, self.task.headline,
+                          default_mode=self.modes[0])
+
+
+def _run_single_call(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.runners.single_call import run_single_call
+
+    records, phash, n_calls = run_single_call(ctx.task, ctx.data.rows, ctx.data.fewshot, ctx.client, ctx.params)
+    return [ctx.result(records, phash, n_calls)]
+
+
+def _run_swiss(ctx: RunContext) -> list[TaskResult]:
+    """I2R plays one tournament per requested mode (their pairings differ)."""
+    from sciprobe.runners.i2r import run_i2r
+
+    results = []
+    for mode in ctx.modes:
+        records, phash, n_calls = run_i2r(ctx.data.rows, ctx.client, ctx.params, mode=mode)
+        results.append(TaskResult(ctx.ref if mode == ctx.modes[0] else f"{ctx.ref}:{mode}", 0,
+                                  {mode: ctx.task.score(records, mode)}, records,
+                                  {**ctx.base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode},
+                                  ctx.task.headline, default_mode=mode))
+    return results
+
+
+def _judge_client(spec: str, ctx: RunContext) -> Any:
+    """A judge's client, sharing the evaluated model's response cache."""
+    from sciprobe.llm.client import LLMClient
+
+    return LLMClient(spec, cache=getattr(ctx.client, "cache", None))
+
+
+def _run_sgi_dry(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.runners.sandbox import SandboxLimits
+    from sciprobe.runners.sgi_dry import run_sgi_dry
+
+    opts = ctx.options
+    judge = _judge_client(ctx.request.judge, ctx) if ctx.request.judge else None
+    timeout = float(opts.get("timeout_s", SandboxLimits().wall_s))
+    records, phash, n_calls, extra = run_sgi_dry(
+        ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, modes=ctx.modes,
+        judge_client=judge, allow_unsandboxed=ctx.request.allow_unsandboxed,
+        limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"))
+    if judge is not None:
+        extra["judge_usage"] = judge.stats.as_dict()
+        extra["judge_param_adjustments"] = list(judge.param_adjustments)
+    return [ctx.result(records, phash, n_calls, **extra)]
+
+
+def _run_sgi_idea(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.runners.sgi_idea import DEFAULT_ATTEMPTS, run_sgi_idea
+
+    opts = ctx.options
+    specs = list(opts.get("judges") or ([ctx.request.judge] if ctx.request.judge else []))
+    judges = []
+    for spec in specs:
+        judge = _judge_client(spec, ctx)
+        judges.append((judge.model_id, judge))
+    records, phash, n_calls, extra = run_sgi_idea(
+        ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, judges=judges,
+        judge_params=opts.get("judge_params"), max_attempts=int(opts.get("judge_attempts", DEFAULT_ATTEMPTS)))
+    return [ctx.result(records, phash, n_calls, **extra)]
+
+
+def _run_prescience_contribution(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.benchmarks.prescience.contribution import run_contribution_task
+
+    return run_contribution_task(ctx)
+
+
+#: ``TaskSpec.runner`` -> how the task is run (None: the generic one-call-per-item runner).
+RUNNERS: dict[str | None, Callable[[RunContext], list[TaskResult]]] = {
+    None: _run_single_call,
+    "swiss": _run_swiss,
+    "sandbox": _run_sgi_dry,
+    "idea_panel": _run_sgi_idea,
+    "prescience_contribution": _run_prescience_contribution,
+}
+
+
+def _spec_label(spec: str | None) -> str | None:
+    """A model spec as recorded in provenance: never with a literal api_key."""
+    if spec is None:
+        return None
+    from sciprobe.llm.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(spec).to_string()
+    except (SciprobeError, ValueError):  # a bad spec fails later, where the client is built
+        return spec.split(",")[0]
+
+
 def run_task(ref: str, request: EvaluationRequest, client: Any) -> list[TaskResult]:
-    """Run one task reference; I2R plays one tournament per requested mode (their pairings differ)."""
+    """Run one task reference with the runner its declaration names (:data:`RUNNERS`)."""
     benchmark, task = resolve_task(ref)
+    if task.runner not in RUNNERS:
+        raise SciprobeError(f"task {ref} names runner {task.runner!r}, which sciprobe does not know; "
+                            f"known: {', '.join(sorted(r for r in RUNNERS if r))}")
     override = request.per_task.get(ref, {})
     modes = list(override.get("modes") or request.modes or task.modes)
     limit = override.get("limit", request.limit)
@@ -112,25 +233,9 @@ def run_task(ref: str, request: EvaluationRequest, client: Any) -> list[TaskResu
     params = {**task.generation, **request.generation}
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
             "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
-            "prompt_version": benchmark.prompt_version, "model_id": client.model_id, "judge_id": request.judge,
-            "generation_parameters": params, "cutoff": data.cutoff, "limit": limit}
-    if task.runner == "swiss":
-        from sciprobe.runners.i2r import run_i2r
-
-        results = []
-        for mode in modes:
-            records, phash, n_calls = run_i2r(data.rows, client, params, mode=mode)
-            scores = {mode: task.score(records, mode)}
-            results.append(TaskResult(ref if mode == modes[0] else f"{ref}:{mode}", 0, scores, records,
-                                      {**base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode},
-                                      task.headline, default_mode=mode))
-        return results
-    from sciprobe.runners.single_call import run_single_call
-
-    records, phash, n_calls = run_single_call(task, data.rows, data.fewshot, client, params)
-    return [TaskResult(ref, task.num_fewshot, _score_all(task, records, modes), records,
-                       {**base, "prompt_hash": phash, "n_calls": n_calls}, task.headline,
-                       default_mode=modes[0])]
+            "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
+            "judge_id": _spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff, "limit": limit}
+    return RUNNERS[task.runner](RunContext(ref, task, data, request, client, params, modes, base))
 
 
 def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Path, list[TaskResult]]:
@@ -138,10 +243,14 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
         resolve_task(ref)  # fail on a typo before any model call
     client = client or make_client(request.model, request.use_cache)
     run = RunInfo(model_id=client.model_id, generation_parameters=dict(request.generation),
-                  judge_ids=[request.judge] if request.judge else [])
+                  judge_ids=[_spec_label(request.judge)] if request.judge else [])
     results: list[TaskResult] = []
     for ref in request.tasks:
         results.extend(run_task(ref, request, client))
+    for result in results:  # judges a runner chose itself (the SGI idea panel, the dry-experiment judge)
+        for judge_id in [*result.provenance.get("idea_judges", []), result.provenance.get("dry_judge_id")]:
+            if judge_id and judge_id not in run.judge_ids:
+                run.judge_ids.append(judge_id)
     run.usage = client.stats.as_dict()
     run.param_adjustments = list(getattr(client, "param_adjustments", []))
     return write_run(request.output_dir, run, results), results

@@ -80,6 +80,9 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     for mode in modes:
         if mode not in task.modes:
             raise SciprobeError(f"task {ref} has no mode {mode!r}; modes: {', '.join(task.modes)}")
+    if task.runner in ("sandbox", "idea_panel"):  # SGI dry experiment / idea panel: execution and judges
+        raise SciprobeError(f"task {ref} is scored from its runner's records (runner {task.runner!r}), not from a "
+                            "predictions file; use `sciprobe evaluate`")
     loaded = load_task_data(benchmark, task, data)
     preds = read_predictions(predictions, (str(r["id"]) for r in loaded.rows))
     records = ranking_records(loaded.rows, preds) if task.runner == "swiss" else single_call_records(task, loaded.rows, preds)

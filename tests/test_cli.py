@@ -148,3 +148,12 @@ def test_build_command_and_load(tmp_path, capsys):
     assert "kept" in printed and "idrbench:i2r: skipped" in printed  # the sample's I2R rows are all Nov 2024
     ipi = datasets.load_dataset(str(tmp_path / "d"), "ipi", split="test")
     assert all(d > "2024-11-30" for d in ipi["date"])
+
+
+def test_prescience_baselines_and_lacer_commands_are_wired(capsys):
+    assert main(["prescience", "baselines", "--task", "citation_prediction"]) == 0
+    out = capsys.readouterr().out
+    assert "prescience:citation_prediction" in out and "mae=" in out
+    with pytest.raises(SystemExit) as info:
+        main(["lacer", "build-lattice", "--help"])
+    assert info.value.code == 0 and "--model" in capsys.readouterr().out

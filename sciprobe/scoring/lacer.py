@@ -26,16 +26,24 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.report import Coverage, ScoreReport
 
-__all__ = ["PLACEHOLDERS", "LacerTemplate", "parse_score", "lacer", "SYSTEM_PROMPT"]
+__all__ = [
+    "PLACEHOLDERS",
+    "SYSTEM_PROMPT",
+    "LacerTemplate",
+    "average_judges",
+    "lacer",
+    "lacer_from_replies",
+    "parse_score",
+]
 
 PLACEHOLDERS = ("{{reference_title}}", "{{reference_abstract}}", "{{generation_title}}", "{{generation_abstract}}")
 SYSTEM_PROMPT = ("You are an experienced scientific reviewer who rates how closely a generated research paper "
@@ -58,7 +66,7 @@ class LacerTemplate:
     source: str = "<string>"
 
     @classmethod
-    def from_path(cls, path: Path | str) -> "LacerTemplate":
+    def from_path(cls, path: Path | str) -> LacerTemplate:
         path = Path(path)
         if not path.is_file():
             raise SciprobeError(f"LACER template {path} not found (pass the upstream E.5 template file)")
@@ -136,6 +144,22 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
             except Exception as exc:  # a judge error is a recorded failure, never a crash of the whole run
                 raw.append(None)
                 errors.append(f"{type(exc).__name__}: {exc}")
+    report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, failure_score=failure_score, seed=seed,
+                                errors=errors)
+    report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+    return report
+
+
+def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: str = "official",
+                       failure_score: float = 1.0, seed: int = 0, errors: Sequence[str | None] | None = None,
+                       ids: Sequence[str] | None = None) -> ScoreReport:
+    """Parse stored judge replies (None = the call failed) and aggregate them: the mean over scored items
+    (``official``: failures excluded and counted; ``corrected``: failures scored ``failure_score``) with a
+    percentile bootstrap 95% CI. ``ids`` are kept as ``values["ids"]`` for multi-judge averaging."""
+    if mode not in MODES:
+        raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
+    raw = list(replies)
+    errors = list(errors) if errors is not None else [None] * len(raw)
     scores = [parse_score(r, mode) for r in raw]
     failed = [s is None for s in scores]
     n_failed = sum(failed)
@@ -149,12 +173,43 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
     if n_failed:
         notes.append(f"{n_failed} judge repl(ies) without a score " +
                      ("excluded from the mean" if mode == "official" else f"scored {failure_score}"))
+    # what each item contributes to the mean (None = excluded): per_item with the corrected-mode substitution
+    counted = scores if mode == "official" else [failure_score if s is None else s for s in scores]
+    values = {"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "per_item_counted": counted,
+              "raw_replies": raw, "judge_errors": errors}
+    if ids is not None:
+        values["ids"] = [str(i) for i in ids]
     return ScoreReport(
-        metric="lacer", mode=mode,
-        values={"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "raw_replies": raw,
-                "judge_errors": errors},
+        metric="lacer", mode=mode, values=values,
         coverage=Coverage(len(scores), int(used.size), n_failed),
-        params={"judge_id": judge_id, "template_sha256": template.sha256, "template_source": template.source,
-                "system_prompt_sha256": _sha(SYSTEM_PROMPT), "failure_score": failure_score if mode != "official" else None,
+        params={"judge_id": judge_id, "system_prompt_sha256": _sha(SYSTEM_PROMPT),
+                "failure_score": failure_score if mode != "official" else None,
                 "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
         notes=notes)
+
+
+def average_judges(per_judge: Mapping[str, Mapping[str, float | None]], *, seed: int = 0,
+                   mode: str = "official") -> ScoreReport:
+    """"LACER (Avg)" as upstream ``average_lacer_scores.py``: for every id scored by *all* judges, the mean of
+    the judges' scores; then the mean over those ids (bootstrap 95% CI over ids). ``per_judge`` maps a judge
+    id to ``{item id: score or None}`` (None = that judge failed on the item)."""
+    if not per_judge:
+        raise SciprobeError("average_judges needs at least one judge")
+    judges = list(per_judge)
+    union = sorted({i for scores in per_judge.values() for i in scores})
+    common = [i for i in union if all(per_judge[j].get(i) is not None for j in judges)]
+    per_item = [float(np.mean([per_judge[j][i] for j in judges])) for i in common]
+    used = np.array(per_item, dtype=float)
+    low, high = _bootstrap(used, seed) if used.size else (None, None)
+    values: dict[str, object] = {"lacer": float(used.mean()) if used.size else None, "ci95_low": low,
+                                 "ci95_high": high, "ids": common, "per_item": per_item}
+    for j in judges:
+        mine = [per_judge[j][i] for i in common]
+        values[f"lacer[{j}]"] = float(np.mean(mine)) if mine else None
+    n_failed = len(union) - len(common)
+    notes = [f"{n_failed} item(s) not scored by every judge are left out of the average"] if n_failed else []
+    return ScoreReport(metric="lacer", mode=mode, values=values,
+                       coverage=Coverage(len(union), len(common), n_failed),
+                       params={"judges": judges, "aggregation": "mean over judges per id, ids scored by all judges",
+                               "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
+                       notes=notes)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.prescience.source import read_source
@@ -167,12 +168,40 @@ def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str =
     return rouge_l([text(r["prediction"]) for r in records], [text(r["gold"]) for r in records])
 
 
+def _score_contribution(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    from sciprobe.benchmarks.prescience.contribution import score_records
+
+    return score_records(records, mode)
+
+
+def _contribution_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
+    from sciprobe.benchmarks.prescience.contribution import contribution_messages
+
+    return contribution_messages(row, examples)
+
+
+def _parse_contribution(text: str) -> Any:
+    from sciprobe.benchmarks.prescience.contribution import parse_contribution
+
+    return parse_contribution(text)
+
+
+def _contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
+    return {"title": row.get("title") or "", "abstract": row.get("abstract") or ""}
+
+
 TASKS = {
     "contribution_generation": TaskSpec(
         name="contribution_generation", config="contribution_generation",
-        description="T1: generate the title + abstract of a follow-up of the influential references "
-                    "(ROUGE-L here; LACER via sciprobe.scoring.lacer with a judge, no runner/card yet)",
-        metric="text_similarity", score=score_contribution_records, headline="rougeL"),
+        description="T1: generate the title + abstract of a follow-up of the influential references; LACER "
+                    "(judge via --judge, template via SCIPROBE_LACER_TEMPLATE or the official one), ROUGE-L, "
+                    "BERTScore (bundled MiniLM)",
+        metric="contribution_generation", score=_score_contribution, build_messages=_contribution_messages,
+        parse=_parse_contribution, gold=_contribution_gold, runner="prescience_contribution",
+        # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
+        # reports LACER as its headline
+        generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL",
+        corpus_metrics=(("rougeL", True), ("bertscore_f1", True))),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
@@ -209,6 +238,19 @@ CARD_SECTIONS = {
         "frozen at t_p stay on the target row (`key_references[].num_citations`, author statistics).",
         "- Known leakage kept from the release (pitfall 3): titles/abstracts are the latest arXiv version; "
         "S2 influential flags and author clusters use present-day data.",
+    ]),
+    "Contribution generation and LACER": "\n".join([
+        "- Prompt: sciprobe's own wording of the task (upstream E.2 is not reproduced, no few-shot examples); "
+        "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
+        "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
+        "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
+        "into $SCIPROBE_HOME/lacer) unless `SCIPROBE_LACER_TEMPLATE` names a template or lattice file "
+        "(`sciprobe lacer build-lattice`). Official parsing: first `Score:` match, no clamp, failures excluded "
+        "and counted; corrected: last match clamped to [1, 10], failures scored 1.",
+        "- Several judges (`--judge 'A;B'`): per-id mean over the ids every judge scored, then the mean with a "
+        "percentile bootstrap 95% CI (1,000 resamples over ids, seed 0).",
+        "- BERTScore uses the bundled MiniLM (offline, 6 layers, no rescaling): not comparable with the paper's "
+        "deberta-large-mnli numbers.",
     ]),
     "Deviations and decisions": "\n".join([
         "- `papers` has splits `train` and `test`: the two overlapping corpora, not disjoint samples. A model "
@@ -275,5 +317,6 @@ BENCHMARK = Benchmark(
     tasks=TASKS,
     read_source=read_source,
     source_options={"sample_seed": 42, "pair_forecast_end": "2025-07-01"},
+    sample_source=Path(__file__).resolve().parents[2] / "data" / "prescience_sample",
     card_sections=CARD_SECTIONS,
 )

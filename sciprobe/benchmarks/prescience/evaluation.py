@@ -3,7 +3,7 @@
 
 Prediction files are JSONL, one ``{"id": <corpus_id or unit>, "prediction": ...}`` per line: a ranked id list
 (T2, T3, T5), a number (T4: 12-month citations; T6/T7: forecast-period count) or ``{"title", "abstract"}``
-(T1; scored with ROUGE-L until LACER exists). A duplicate id is an error; an instance without a prediction is a recorded failure; a prediction for an
+(T1; ROUGE-L here; LACER needs a judge: ``sciprobe prescience score contribution_generation --judge SPEC`` or the evaluate runner). A duplicate id is an error; an instance without a prediction is a recorded failure; a prediction for an
 id that is not an instance is an error. Instances and candidate pools come from the release folder
 (``train.parquet``/``test.parquet``) under the history rule.
 """
@@ -76,7 +76,7 @@ class TaskData:
         self.key = "topic" if task.startswith("topic") else "corpus_id"
         self.forecast_end = pair_forecast_end if task == "topic_pair_trends" else TEST_WINDOW[1]
         if task == "contribution_generation":
-            # ROUGE-L only (LACER is not implemented); inputs: the references' texts (H^{<t_p})
+            # ROUGE-L here (LACER: sciprobe.runners.lacer with a judge); inputs: the references' texts
             self.instances = list(contribution_rows(self.source, "test", {}))
         elif task == "collaborator_prediction":
             self.instances = inst.collaborator_instances(self.index, "test")

@@ -1,0 +1,214 @@
+"""T1 contribution generation: prompt, parser, scorer and the multi-call runner (spec ``prescience.md`` §2 T1, §3).
+
+The prompt is sciprobe's own wording of the task (E.2 is not reproduced): a system message casting the model as
+an experienced ML researcher, the answer format ``Reasoning:`` / ``Title:`` / ``Abstract:``, and a user message
+listing each influential reference as ``Background Paper {i}:\\nTitle: {t}\\nAbstract: {a}\\n\\n`` (the spec's
+input format). No few-shot examples.
+
+Parsing: the last ``Title:`` label and the ``Abstract:`` after it (case-insensitive, markdown emphasis ignored);
+anything else is a failure with an empty generation, which is still judged and scores 0 on ROUGE-L/BERTScore
+(upstream behaviour after its retries; decision: no retries, since a cached identical request would return the
+same answer).
+
+Runner ``prescience_contribution`` (``sciprobe evaluate prescience:contribution_generation --model SPEC --judge
+SPEC``): one generation call per target, then one LACER judge call per generation and judge (several judges:
+``--judge "SPEC1;SPEC2"``), everything through the cached client. The judge prompt comes from
+:func:`sciprobe.runners.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official template).
+Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore do not depend on the mode):
+``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
+bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
+comparable with published deberta numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sciprobe.declaration import Parsed
+from sciprobe.errors import SciprobeError
+from sciprobe.scoring.report import ScoreReport
+
+__all__ = [
+    "JUDGE_SEPARATOR",
+    "PROMPT_VERSION",
+    "contribution_gold",
+    "contribution_messages",
+    "parse_contribution",
+    "run_contribution_task",
+    "score_records",
+]
+
+PROMPT_VERSION = "sciprobe-t1-1"
+JUDGE_SEPARATOR = ";"
+GENERATION = {"max_tokens": 2048}
+
+SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
+          "program committees, and you follow the literature closely. You will be shown the titles and abstracts "
+          "of several background papers. Forecast the follow-up paper that will build on all of them and cite "
+          "them: think about how their ideas could be combined into one new contribution, then write that "
+          "paper's title and abstract.\n\n"
+          "Answer in exactly this format, all three fields in one reply:\n"
+          "Reasoning: <how the background papers combine into the new contribution>\n"
+          "Title: <title of the follow-up paper>\n"
+          "Abstract: <abstract of the follow-up paper>")
+
+
+def contribution_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
+    user = "".join(f"Background Paper {i}:\nTitle: {ref.get('title') or ''}\nAbstract: {ref.get('abstract') or ''}\n\n"
+                   for i, ref in enumerate(row["references"], 1))
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user.rstrip("\n")}]
+
+
+_TITLE = re.compile(r"^[\s>#*_-]*title[*_\s]*:[*_\s]*", re.IGNORECASE | re.MULTILINE)
+_ABSTRACT = re.compile(r"^[\s>#*_-]*abstract[*_\s]*:[*_\s]*", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_contribution(text: str | None) -> Parsed:
+    """``{"title", "abstract"}`` from a ``Reasoning:/Title:/Abstract:`` answer, or a failure."""
+    if not text:
+        return Parsed(None, "failed:empty", {"official": None})
+    titles = list(_TITLE.finditer(text))
+    if not titles:
+        return Parsed(None, "failed:no_title", {"official": None})
+    t = titles[-1]
+    abstract = _ABSTRACT.search(text, t.end())
+    if abstract is None:
+        return Parsed(None, "failed:no_abstract", {"official": None})
+    title = text[t.end():abstract.start()].strip().strip("*_ ").strip()
+    body = text[abstract.end():].strip().strip("*_ ").strip()
+    if not title or not body:
+        return Parsed(None, "failed:empty_field", {"official": None})
+    value = {"title": title, "abstract": body}
+    return Parsed(value, "official", {"official": value})
+
+
+def contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
+    return {"title": row.get("title") or "", "abstract": row.get("abstract") or ""}
+
+
+def _text(x: Any) -> str:
+    if not x:
+        return ""
+    if isinstance(x, str):
+        x = json.loads(x)
+    return f"{x.get('title') or ''} {x.get('abstract') or ''}".strip()
+
+
+def _maybe_json(x: Any) -> Any:
+    return json.loads(x) if isinstance(x, str) and x[:1] in "{[" else x
+
+
+_BERT_CACHE: dict[tuple, Any] = {}
+
+
+def _bertscore(preds: list[str | None], refs: list[str]) -> ScoreReport:
+    from sciprobe.scoring.text_similarity import bertscore
+
+    key = (tuple(preds), tuple(refs))
+    if key not in _BERT_CACHE:
+        _BERT_CACHE.clear()
+        _BERT_CACHE[key] = bertscore(preds, refs, offline=True)
+    return _BERT_CACHE[key]
+
+
+def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", *, bertscore: bool = True
+                  ) -> ScoreReport:
+    """Records carry ``gold`` and ``prediction`` (``{"title", "abstract"}`` or None) and, from the runner,
+    ``lacer_replies`` (``{judge_id: reply or None}``, JSON text in stored details)."""
+    from sciprobe.scoring.lacer import MODES, average_judges, lacer_from_replies
+    from sciprobe.scoring.text_similarity import rouge_l
+
+    if mode not in MODES:
+        raise SciprobeError(f"unknown mode {mode!r} for contribution generation ({', '.join(MODES)})")
+    if not records:
+        raise SciprobeError("no records to score")
+    preds = [_text(_maybe_json(r.get("prediction"))) or None for r in records]
+    golds = [_text(_maybe_json(r["gold"])) for r in records]
+    rouge = rouge_l(preds, golds)
+    values: dict[str, Any] = {"rougeL": rouge.values["rougeL"], "per_item_rougeL": rouge.values["per_item_rougeL"]}
+    notes = list(rouge.notes)
+    params: dict[str, Any] = {"rouge": rouge.params}
+    if bertscore:
+        bert = _bertscore(preds, golds)
+        values["bertscore_f1"] = bert.values["bertscore_f1"]
+        values["per_item_bertscore_f1"] = bert.values["per_item_bertscore_f1"]
+        params["bertscore"] = bert.params
+        notes += [n for n in bert.notes if n not in notes]
+    values["n_generation_failed"] = sum(1 for p in preds if p is None)
+    replies = [_maybe_json(r.get("lacer_replies")) for r in records]
+    coverage = rouge.coverage
+    if any(replies):
+        ids = [str(r["id"]) for r in records]
+        judges = list(dict.fromkeys(j for rep in replies if rep for j in rep))
+        table = {}
+        for j in judges:
+            report = lacer_from_replies([(rep or {}).get(j) for rep in replies], judge_id=j, mode=mode, ids=ids)
+            table[j] = dict(zip(ids, report.values["per_item_counted"]))
+            values[f"lacer[{j}]"] = report.values["lacer"]
+            values[f"lacer_failed[{j}]"] = report.coverage.n_failed
+            notes += [f"{j}: {n}" for n in report.notes]
+        avg = average_judges(table, mode=mode)
+        values.update({"lacer": avg.values["lacer"], "lacer_ci95_low": avg.values["ci95_low"],
+                       "lacer_ci95_high": avg.values["ci95_high"]})
+        coverage = avg.coverage
+        params["lacer"] = {**avg.params, "mode": mode}
+        notes += avg.notes
+    else:
+        values.update({"lacer": None, "lacer_ci95_low": None, "lacer_ci95_high": None})
+        notes.append("no judge replies: LACER not computed (run with --judge)")
+    return ScoreReport(metric="contribution_generation", mode=mode, values=values, coverage=coverage, params=params,
+                       notes=notes)
+
+
+def _judge_specs(judge: str | None) -> list[str]:
+    specs = [s.strip() for s in (judge or "").split(JUDGE_SEPARATOR) if s.strip()]
+    if not specs:
+        raise SciprobeError("prescience:contribution_generation is scored with LACER: pass --judge SPEC "
+                            f"(several judges: 'SPEC1{JUDGE_SEPARATOR}SPEC2')")
+    return specs
+
+
+def run_contribution_task(ctx: Any) -> list[Any]:
+    """The ``prescience_contribution`` runner (``sciprobe.evaluation.RUNNERS``); ``ctx`` is its ``RunContext``.
+    Judges: ``per_task[ref]["judges"]`` (a list of specs) or ``--judge`` (``;``-separated)."""
+    from sciprobe.evaluation import _judge_client
+    from sciprobe.llm.types import Request, canonical_json, sha256_hex
+    from sciprobe.results import TaskResult
+    from sciprobe.runners.lacer import judge_pairs, load_template
+
+    task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
+    specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))
+    template = load_template(ctx.options.get("lacer_template"))  # before any model call: fail fast
+    judges = [_judge_client(s, ctx) for s in specs]
+    params = dict(ctx.params)
+    rows = data.rows
+    requests = [Request.of(contribution_messages(r), dict(params), item_id=str(r["corpus_id"])) for r in rows]
+    completions = client.complete_many(requests, desc=task.name)
+    parsed = [parse_contribution(c.text) if c.ok else Parsed(None, "error", {"official": None}) for c in completions]
+    ids = [str(r["corpus_id"]) for r in rows]
+    golds = [contribution_gold(r) for r in rows]
+    run = judge_pairs(ids, [p.value for p in parsed], golds, judges, template, modes=tuple(modes))
+    records = []
+    for k, (row, c, p) in enumerate(zip(rows, completions, parsed)):
+        records.append({
+            "id": ids[k], "date": row.get("date"), "gold": golds[k], "prediction": p.value, "parse_path": p.path,
+            "response": c.text, "error": c.error, "cached": c.cached, "request_hash": c.request_hash,
+            "lacer_replies": {j: run.replies[j][k] for j in run.replies},
+            "lacer_errors": {j: run.errors[j][k] for j in run.errors},
+            "lacer_official": {j: run.per_judge[j]["official"].values["per_item"][k]
+                               for j in run.per_judge if "official" in run.per_judge[j]},
+        })
+    scores = {mode: task.score(records, mode) for mode in modes}
+    for mode in modes:
+        scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,
+                                        "template_source": run.template_source, "judge_ids": [j.model_id for j in judges]}
+    provenance = {**base, "judge_id": JUDGE_SEPARATOR.join(j.model_id for j in judges),
+                  "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
+                  "lacer_template_source": run.template_source, "prompt_version": PROMPT_VERSION,
+                  "prompt_hash": sha256_hex(canonical_json([list(r.messages) for r in requests])),
+                  "n_calls": len(requests) + len(ids) * len(judges),
+                  "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}
+    return [TaskResult(ref, 0, scores, records, provenance, "lacer", default_mode=modes[0])]

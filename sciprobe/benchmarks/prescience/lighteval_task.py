@@ -1,0 +1,78 @@
+"""lighteval 0.13 task for PreScience T1 contribution generation (spec ``prescience.md`` §9 "lighteval card").
+
+Kept apart from :mod:`sciprobe.lighteval_adapter` because contribution rows are keyed by ``corpus_id`` (no
+``id`` column). The query is the declaration's prompt (system + user message joined by a blank line, as the
+adapter does); metrics are ROUGE-L and BERTScore (bundled MiniLM, offline) computed by the declaration's scorer
+per item (means over items), plus the generation parse-failure rate. LACER needs a judge and runs through
+``sciprobe evaluate prescience:contribution_generation --judge SPEC``. The computations are module-level classes
+naming their task, so lighteval can pickle them. Importing this module imports lighteval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lighteval.metrics.metrics_corpus import CorpusLevelComputation
+from lighteval.metrics.metrics_sample import SampleLevelComputation
+from lighteval.metrics.utils.metric_utils import SampleLevelMetric
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc, SamplingMethod
+
+TASK = "contribution_generation"
+
+
+def _task() -> Any:
+    from sciprobe.benchmarks import get_benchmark
+
+    return get_benchmark("prescience").task(TASK)
+
+
+def _final_text(model_response: Any) -> str | None:
+    texts = getattr(model_response, "final_text", None) or getattr(model_response, "text", None) or []
+    return texts[0] if texts else None
+
+
+def contribution_prompt(line: dict, task_name: str = "") -> Doc:
+    task = _task()
+    query = "\n\n".join(m["content"] for m in task.build_messages(line, ()))
+    return Doc(task_name=task_name, query=query, choices=[""], gold_index=0, id=str(line["corpus_id"]),
+               specific={"id": str(line["corpus_id"]), "gold": task.gold(line)})
+
+
+class ContributionItem(SampleLevelComputation):
+    """One answer -> one number: ROUGE-L F or BERTScore F1 against the gold (0 for an unparsable answer, as the
+    declaration's scorer does), or 1.0/0.0 for a parse failure. Sample-level, so lighteval's stderr bootstrap
+    averages floats instead of re-running BERTScore 1,000 times."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def compute(self, doc: Doc, model_response: Any, **kwargs: Any) -> float:
+        from sciprobe.benchmarks.prescience.contribution import score_records
+
+        parsed = _task().parse(_final_text(model_response))
+        if self.key == "parse_failure_rate":
+            return float(parsed.value is None)
+        record = {"id": doc.specific["id"], "gold": doc.specific["gold"], "prediction": parsed.value}
+        return float(score_records([record], "official", bertscore=self.key == "bertscore_f1").values[self.key])
+
+
+class Mean(CorpusLevelComputation):
+    def compute_corpus(self, items: list[float]) -> float:
+        return float(sum(items) / len(items)) if items else 0.0
+
+
+def metrics() -> list[SampleLevelMetric]:
+    keys = [*_task().corpus_metrics, ("parse_failure_rate", False)]
+    return [SampleLevelMetric(metric_name=key, higher_is_better=higher, category=SamplingMethod.GENERATIVE,
+                              sample_level_fn=ContributionItem(key), corpus_level_fn=Mean())
+            for key, higher in keys]
+
+
+def tasks_table(repo: str, generation_size: int | None = None) -> list[LightevalTaskConfig]:
+    """``prescience:contribution_generation`` over a built dataset folder or hub id (``test`` split)."""
+    size = generation_size if generation_size is not None else _task().generation.get("max_tokens")
+    return [LightevalTaskConfig(name=f"prescience:{TASK}", prompt_function=contribution_prompt, hf_repo=repo,
+                                hf_subset=TASK, hf_avail_splits=["test"], evaluation_splits=["test"],
+                                few_shots_split=None, generation_size=size, metrics=metrics(), stop_sequence=(),
+                                version=0)]

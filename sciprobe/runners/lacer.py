@@ -1,0 +1,266 @@
+"""LACER judging through the LLM client (spec ``prescience.md`` §3, pitfalls 15-18).
+
+Where the judge prompt comes from (:func:`load_template`), first match wins:
+
+1. an explicit ``path`` argument, else ``$SCIPROBE_LACER_TEMPLATE``: either a *template* text file with the four
+   ``{{...}}`` placeholders (e.g. a local copy of the upstream E.5 file) or a *lattice file* (``*.json``, the
+   format of :func:`read_lattices`, e.g. written by ``sciprobe lacer build-lattice``), rendered into a judge
+   prompt with sciprobe's own instruction wording (:func:`render_lattices`);
+2. the official template, fetched from its published location (``allenai/prescience`` at a pinned commit),
+   checked against a pinned SHA-256 and cached under ``$SCIPROBE_HOME/lacer/``. Offline (``SCIPROBE_OFFLINE=1``
+   or ``HF_HUB_OFFLINE=1``, or no network) and not cached: a one-line error naming the override.
+
+The upstream template text is never stored in this repository.
+
+Judging (:func:`judge_pairs`): one request per (gold, generation) pair per judge, sent as one batch through
+:class:`sciprobe.llm.client.LLMClient` (cached, concurrent); the replies are scored by
+:mod:`sciprobe.scoring.lacer` (official first-match regex, no clamp, failures excluded and counted; or the
+corrected mode), and several judges are averaged over the ids every judge scored
+(:func:`sciprobe.scoring.lacer.average_judges`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+from sciprobe.scoring.lacer import (
+    SYSTEM_PROMPT,
+    LacerTemplate,
+    average_judges,
+    lacer_from_replies,
+)
+from sciprobe.scoring.report import ScoreReport
+
+__all__ = [
+    "LATTICE_FORMAT",
+    "OFFICIAL_TEMPLATE_SHA256",
+    "OFFICIAL_TEMPLATE_URL",
+    "TEMPLATE_ENV",
+    "LacerRun",
+    "judge_messages",
+    "judge_pairs",
+    "load_template",
+    "official_template",
+    "read_lattices",
+    "render_lattices",
+    "write_lattices",
+]
+
+UPSTREAM_COMMIT = "47384ed79c48cfef610f30af12ba883f2a0093cb"
+OFFICIAL_TEMPLATE_URL = ("https://raw.githubusercontent.com/allenai/prescience/" + UPSTREAM_COMMIT
+                         + "/task_followup_prediction/evaluate/templates/lacer_scoring_prompt_percentile50.110.txt")
+OFFICIAL_TEMPLATE_SHA256 = "9bedc92dcd151c1d9dd120847c626e7302ce3fb1d706f97ff464a675af2db4dc"
+TEMPLATE_ENV = "SCIPROBE_LACER_TEMPLATE"
+LATTICE_FORMAT = "sciprobe.lacer-lattice.v1"
+SCORES = tuple(range(1, 11))
+
+
+# ---------------------------------------------------------------- where the template comes from
+def _offline() -> bool:
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("SCIPROBE_OFFLINE", "HF_HUB_OFFLINE"))
+
+
+def _cache_dir() -> Path:
+    from sciprobe.paths import sciprobe_home
+
+    return sciprobe_home() / "lacer"
+
+
+def official_template(*, url: str = OFFICIAL_TEMPLATE_URL, sha256: str = OFFICIAL_TEMPLATE_SHA256,
+                      timeout_s: float = 30.0, offline: bool | None = None) -> LacerTemplate:
+    """The upstream E.5 judge template: from the cache, else downloaded once and verified."""
+    cached = _cache_dir() / f"lacer_template.{sha256[:16]}.txt"
+    hint = f"set {TEMPLATE_ENV}=PATH (a local template or lattice file) or pass --lacer-template PATH"
+    if cached.is_file():
+        data = cached.read_bytes()
+        if hashlib.sha256(data).hexdigest() == sha256:
+            return LacerTemplate(data.decode("utf-8"), f"{url} (cached {cached})")
+        cached.unlink()  # corrupted cache entry: fetch again
+    if offline if offline is not None else _offline():
+        raise SciprobeError(f"the official LACER template is not cached ({cached}) and sciprobe is offline; {hint}")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            data = response.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise SciprobeError(f"cannot download the official LACER template ({reason}); {hint}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise SciprobeError(f"the LACER template at {url} has sha256 {digest[:12]}…, expected {sha256[:12]}…; {hint}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, cached)
+    return LacerTemplate(data.decode("utf-8"), url)
+
+
+def load_template(path: Path | str | None = None, **official: Any) -> LacerTemplate:
+    """The judge prompt: ``path`` or ``$SCIPROBE_LACER_TEMPLATE`` (template text or ``.json`` lattice file),
+    else the official template (cached download)."""
+    chosen = path or os.environ.get(TEMPLATE_ENV) or None
+    if chosen is None:
+        return official_template(**official)
+    chosen = Path(chosen)
+    if not chosen.is_file():
+        raise SciprobeError(f"LACER template/lattice file {chosen} not found")
+    if chosen.suffix.lower() == ".json":
+        return render_lattices(read_lattices(chosen), source=str(chosen))
+    return LacerTemplate.from_path(chosen)
+
+
+# ---------------------------------------------------------------- lattice files
+def _paper(x: Any, where: str) -> dict[str, str]:
+    if not isinstance(x, Mapping) or not isinstance(x.get("title"), str) or not isinstance(x.get("abstract"), str):
+        raise SciprobeError(f"{where}: expected {{'title': str, 'abstract': str}}")
+    title, abstract = x["title"].strip(), x["abstract"].strip()
+    if not title or "{{" in title + abstract:
+        raise SciprobeError(f"{where}: empty title or a '{{{{' placeholder in the text")
+    return {"title": title, "abstract": abstract}
+
+
+def validate_lattice(lattice: Mapping[str, Any], where: str = "lattice") -> dict[str, Any]:
+    """One lattice: a reference paper and ten exemplars scored 1..10 (each score once)."""
+    reference = _paper(lattice.get("reference"), f"{where}.reference")
+    items = lattice.get("generations")
+    if not isinstance(items, list):
+        raise SciprobeError(f"{where}.generations must be a list of 10 scored papers")
+    gens = []
+    for k, item in enumerate(items):
+        paper = _paper(item, f"{where}.generations[{k}]")
+        score = item.get("score")
+        if not isinstance(score, int) or isinstance(score, bool):
+            raise SciprobeError(f"{where}.generations[{k}].score must be an integer 1-10")
+        gens.append({"score": score, **paper})
+    if sorted(g["score"] for g in gens) != list(SCORES):
+        raise SciprobeError(f"{where}: needs exactly one exemplar for each score 1..10")
+    out = {"reference": reference, "generations": sorted(gens, key=lambda g: g["score"])}
+    if "provenance" in lattice:
+        out["provenance"] = lattice["provenance"]
+    return out
+
+
+def read_lattices(path: Path | str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SciprobeError(f"cannot read lattice file {path}: {exc}") from None
+    if not isinstance(data, Mapping) or data.get("format") != LATTICE_FORMAT:
+        raise SciprobeError(f"{path} is not a lattice file (format {LATTICE_FORMAT!r})")
+    lattices = data.get("lattices") or []
+    if not lattices:
+        raise SciprobeError(f"{path} holds no lattice")
+    return [validate_lattice(x, f"{Path(path).name}: lattices[{i}]") for i, x in enumerate(lattices)]
+
+
+def write_lattices(path: Path | str, lattices: Sequence[Mapping[str, Any]], provenance: Mapping | None = None) -> Path:
+    checked = [validate_lattice(x, f"lattices[{i}]") for i, x in enumerate(lattices)]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"format": LATTICE_FORMAT, "provenance": dict(provenance or {}), "lattices": checked}
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+# sciprobe's own judge wording; the structure (lattices, Reference/Generation blocks, Reasoning/Score output)
+# follows spec §3 "Judge prompt".
+_INTRO = ("Your job is to rate how closely a Generated research paper (title and abstract) matches a Reference "
+          "paper, on an integer scale from 1 to 10. A 1 means the generated paper is merely related prior work on "
+          "a neighbouring topic; a 10 means it describes the same contribution as the reference. The worked "
+          "examples below show, for several reference papers, generations at every level of the scale.")
+_OUTRO = ("Now rate the pair below. First explain briefly what the two papers share and where they differ "
+          "(problem, method, type of contribution, evaluation), then give the score.")
+
+
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else f"#{i + 1}"
+
+
+def render_lattices(lattices: Sequence[Mapping[str, Any]], source: str = "<lattices>") -> LacerTemplate:
+    """A judge prompt from lattices: intro, every lattice (``Reference X:`` + ten ``Score: n`` exemplars),
+    the pair to score (the four placeholders) and the ``Reasoning:``/``Score:`` output format."""
+    parts = [_INTRO, "", "Examples:", ""]
+    for i, lattice in enumerate(lattices):
+        lattice = validate_lattice(lattice, f"lattices[{i}]")
+        ref = lattice["reference"]
+        parts += [f"Reference {_letter(i)}:", ref["title"], ref["abstract"], "", "Generations:"]
+        for g in lattice["generations"]:
+            parts += [g["title"], g["abstract"], f"Score: {g['score']}", ""]
+    parts += [_OUTRO, "", "Reference:", "{{reference_title}}", "{{reference_abstract}}", "", "Generation:",
+              "{{generation_title}}", "{{generation_abstract}}", "", "Use the following output format:",
+              "Reasoning: ...", "Score: ..."]
+    return LacerTemplate("\n".join(parts) + "\n", source)
+
+
+# ---------------------------------------------------------------- judging through the client
+def judge_messages(template: LacerTemplate, reference: Mapping[str, str], generation: Mapping[str, str] | None
+                   ) -> list[dict[str, str]]:
+    """System message + the filled template (Reference = gold, Generation = candidate), as upstream."""
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": template.fill(reference, generation or {})}]
+
+
+@dataclass
+class LacerRun:
+    """Per-judge reports (each mode), the multi-judge average (each mode) and the raw replies per judge."""
+
+    ids: list[str]
+    per_judge: dict[str, dict[str, ScoreReport]]
+    average: dict[str, ScoreReport]
+    replies: dict[str, list[str | None]]
+    errors: dict[str, list[str | None]]
+    template_sha256: str
+    template_source: str
+    n_calls: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def judge_pairs(ids: Sequence[str], generations: Sequence[Mapping[str, str] | None],
+                references: Sequence[Mapping[str, str]], judges: Sequence[Any], template: LacerTemplate, *,
+                modes: Sequence[str] = ("official",), params: Mapping[str, Any] | None = None, seed: int = 0,
+                desc: str | None = "lacer") -> LacerRun:
+    """Judge every (reference, generation) pair with every judge client (``LLMClient``-like: ``model_id`` and
+    ``complete_many``). A ``None`` generation is judged as empty text, as upstream."""
+    ids = [str(i) for i in ids]
+    if not (len(ids) == len(generations) == len(references)):
+        raise SciprobeError("ids, generations and references must have the same length")
+    if not ids:
+        raise SciprobeError("LACER needs at least one pair")
+    if not judges:
+        raise SciprobeError("LACER needs at least one judge")
+    from sciprobe.llm.types import Request
+
+    judge_ids = [j.model_id for j in judges]
+    if len(set(judge_ids)) != len(judge_ids):
+        raise SciprobeError(f"the same judge is given twice: {judge_ids}")
+    messages = [judge_messages(template, ref, gen) for gen, ref in zip(generations, references)]
+    replies: dict[str, list[str | None]] = {}
+    errors: dict[str, list[str | None]] = {}
+    per_judge: dict[str, dict[str, ScoreReport]] = {}
+    n_calls = 0
+    for judge, jid in zip(judges, judge_ids):
+        requests = [Request.of(m, dict(params or {}), item_id=i) for m, i in zip(messages, ids)]
+        completions = judge.complete_many(requests, desc=f"{desc} {jid}" if desc else None)
+        n_calls += sum(1 for c in completions if not c.cached)
+        replies[jid] = [c.text if c.ok else None for c in completions]
+        errors[jid] = [c.error for c in completions]
+        per_judge[jid] = {}
+        for mode in modes:
+            report = lacer_from_replies(replies[jid], judge_id=jid, mode=mode, seed=seed, errors=errors[jid], ids=ids)
+            report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+            per_judge[jid][mode] = report
+    average = {}
+    for mode in modes:
+        table = {jid: dict(zip(ids, per_judge[jid][mode].values["per_item_counted"])) for jid in judge_ids}
+        report = average_judges(table, seed=seed, mode=mode)
+        report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+        average[mode] = report
+    return LacerRun(ids, per_judge, average, replies, errors, template.sha256, template.source, n_calls)
