@@ -242,28 +242,3 @@ def test_empty_batch_returns_empty_list(stub):
     assert client_for(stub).complete_many([]) == []
     assert stub.count == 0
 
-
-def test_pacer_spreads_starts_at_1_5x_the_bound_rate():
-    from sciprobe.llm.backends import _Pacer
-
-    pacer = _Pacer(concurrency=4)
-    assert pacer.interval_s == 0.0  # nothing observed yet: no pacing
-    pacer.observe(0.03)
-    assert pacer.interval_s == pytest.approx(0.03 / (1.5 * 4))  # 5 ms: starts at 1.5 x (4 / 30 ms)
-    pacer.observe(10.0)
-    assert pacer.interval_s == _Pacer.MAX_INTERVAL_S  # a slow model never delays a batch start much
-
-    fast = _Pacer(concurrency=4)
-    fast.observe(0.03)
-
-    async def six_starts():
-        stamps = []
-        for _ in range(6):
-            await fast.wait()
-            stamps.append(time.monotonic())
-        return stamps
-
-    stamps = asyncio.run(six_starts())
-    # starts sit on a 5 ms grid (a late wake-up is caught up, never followed by a burst)
-    assert all(t - stamps[0] >= k * 0.005 - 0.001 for k, t in enumerate(stamps))
-    assert stamps[-1] - stamps[0] < 0.2

@@ -153,51 +153,12 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
 
-class _Pacer:
-    """Spaces request starts so that a batch does not leave in one burst.
-
-    Why: asyncio runs ready coroutine steps round-robin, so calls started together are pre-processed
-    together, sent together and — with similar latencies — answered together; litellm then spends
-    ~2.5 ms of CPU on each answer while the other answers' connections sit idle, and the batch stays in
-    lockstep for its whole life (bench at concurrency 32 / 100 ms: 0.87 of the bound). Spacing starts by
-    ``latency / (1.5 x concurrency)`` (the observed call latency, EWMA) desynchronises the calls without
-    capping throughput: the resulting start rate is 1.5x what the concurrency bound allows. The interval
-    is capped at ``MAX_INTERVAL_S`` so slow models never delay the start of a small batch noticeably.
-    """
-
-    MAX_INTERVAL_S = 0.005
-    HEADROOM = 1.5
-
-    def __init__(self, concurrency: int) -> None:
-        self.concurrency = concurrency
-        self.latency_s = 0.0  # EWMA of observed call latency; 0 until the first answer
-        self._next = 0.0
-
-    def observe(self, latency_s: float) -> None:
-        self.latency_s = latency_s if self.latency_s == 0.0 else 0.9 * self.latency_s + 0.1 * latency_s
-
-    @property
-    def interval_s(self) -> float:
-        return min(self.MAX_INTERVAL_S, self.latency_s / (self.HEADROOM * self.concurrency))
-
-    async def wait(self) -> None:
-        interval = self.interval_s
-        if interval <= 0:
-            return
-        now = time.monotonic()
-        slot = max(now, self._next)
-        self._next = slot + interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-
-
 @dataclass
 class _LoopState:
     """Per-event-loop resources of a backend (asyncio and aiohttp objects are bound to one loop)."""
 
     admission: asyncio.Semaphore
     session: Any  # aiohttp.ClientSession | None
-    pacer: _Pacer
     users: int = 0
 
 
@@ -228,7 +189,6 @@ class RemoteBackend:
         self.provider = self._check_provider()
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
-        self._pacer = _Pacer(spec.concurrency)  # its latency estimate outlives one batch / event loop
 
     def _check_provider(self) -> str:
         try:
@@ -249,7 +209,7 @@ class RemoteBackend:
             if self.http_bound:
                 session = self._open_session(limit)
                 limit *= self.ADMISSION_FACTOR
-            state = self._states[loop] = _LoopState(asyncio.Semaphore(limit), session, self._pacer)
+            state = self._states[loop] = _LoopState(asyncio.Semaphore(limit), session)
         state.users += 1
         return state
 
@@ -306,8 +266,6 @@ class RemoteBackend:
                         # A slot freed by the failing call can wake a queued one before the TaskGroup
                         # cancels it; do not start a doomed request.
                         raise asyncio.CancelledError
-                    await state.pacer.wait()
-                    call_started = time.perf_counter()
                     response = await litellm.acompletion(
                         model=self.spec.name,
                         messages=[dict(m) for m in job.request.messages],
@@ -331,7 +289,6 @@ class RemoteBackend:
                     await asyncio.sleep(self.policy.delay(attempt, exc))
                     continue
                 return self._failure(job, exc, attempt, started)
-            state.pacer.observe(time.perf_counter() - call_started)
             return self._success(job, response, attempt, started)
 
     def _failure(self, job: Job, exc: BaseException, attempts: int, started: float) -> Completion:

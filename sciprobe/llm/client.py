@@ -59,9 +59,8 @@ class LLMClient:
 
     def _make_backend(self, backoff_base_s: float) -> Backend:
         if self.spec.is_local:
-            from sciprobe.llm.local import (
-                LocalBackend,  # keeps torch out of remote-only runs
-            )
+            # imported here so that remote-only runs never pay for torch/transformers
+            from sciprobe.llm.local import LocalBackend
 
             return LocalBackend(self.spec)
         return RemoteBackend(self.spec, backoff_base_s=backoff_base_s)
