@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,33 +38,6 @@ SCIPROBE_FUNCTION: dict[str, Callable[..., Any]] = {
 }
 README_SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
                    "Examples", "Limitations and Bias", "Citation", "Further References")
-
-
-@pytest.fixture(scope="module")
-def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    """`evaluate` pointed at a temporary HF_HOME, offline (also if it was imported earlier in the session)."""
-    hf_home = tmp_path_factory.mktemp("hf_home")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-            mp.setenv(var, "1")
-        mp.setenv("HF_HOME", str(hf_home))
-        for var in ("HF_MODULES_CACHE", "HF_METRICS_CACHE", "HF_EVALUATE_CACHE"):
-            mp.delenv(var, raising=False)
-        mp.setattr(sys, "path", list(sys.path))  # evaluate appends its module cache to sys.path
-        import evaluate
-        import evaluate.config as cfg
-
-        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
-        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
-        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
-        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
-        mp.setattr(cfg, "DOWNLOADED_EVALUATE_PATH", hf_home / "evaluate" / "downloads")
-        mp.setattr(cfg, "EXTRACTED_EVALUATE_PATH", hf_home / "evaluate" / "downloads" / "extracted")
-        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
-        import huggingface_hub.constants as hub_constants
-
-        mp.setattr(hub_constants, "HF_HUB_OFFLINE", True)
-        yield evaluate
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -26,29 +25,6 @@ METRICS = REPO / "metrics"
 NAMES = ("citation_forecast", "topic_trend", "text_similarity", "lacer")
 SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
             "Examples", "Limitations and Bias", "Citation", "Further References")
-
-
-@pytest.fixture(scope="module")
-def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    hf_home = tmp_path_factory.mktemp("ps_hf_home")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-            mp.setenv(var, "1")
-        mp.setenv("HF_HOME", str(hf_home))
-        mp.setattr(sys, "path", list(sys.path))
-        for key in [k for k in sys.modules if k == "evaluate_modules" or k.startswith("evaluate_modules.")]:
-            mp.delitem(sys.modules, key)  # another test's HF_HOME may have imported the package already
-        import evaluate
-        import evaluate.config as cfg
-
-        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
-        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
-        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
-        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
-        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
-        yield evaluate
-        for key in [k for k in sys.modules if k == "evaluate_modules" or k.startswith("evaluate_modules.")]:
-            del sys.modules[key]  # leave no module of this HF_HOME behind for the next test file
 
 
 @pytest.fixture(scope="module")

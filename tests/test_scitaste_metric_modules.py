@@ -12,7 +12,6 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,26 +28,6 @@ CASES_DIR = Path(__file__).resolve().parent / "cases"
 MODULES = {"wape_grade": (wape_grade, "scitaste_wape"), "scitaste_composite": (scitaste_composite, "scitaste_composite")}
 README_SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
                    "Examples", "Limitations and Bias", "Citation", "Further References")
-
-
-@pytest.fixture(scope="module")
-def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    """`evaluate` pointed at a temporary HF_HOME, offline."""
-    hf_home = tmp_path_factory.mktemp("hf_home_scitaste")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-            mp.setenv(var, "1")
-        mp.setenv("HF_HOME", str(hf_home))
-        mp.setattr(sys, "path", list(sys.path))  # evaluate appends its module cache to sys.path
-        import evaluate
-        import evaluate.config as cfg
-
-        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
-        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
-        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
-        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
-        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
-        yield evaluate
 
 
 @pytest.fixture(scope="module")

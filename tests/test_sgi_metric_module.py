@@ -11,7 +11,6 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,41 +24,6 @@ METRICS_DIR = REPO / "metrics"
 FOLDER = METRICS_DIR / "sgi_score"
 CASES_DIR = Path(__file__).parent / "cases"
 CONFIGS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment", "experimental_reasoning", "overall")
-
-
-@pytest.fixture(scope="module")
-def offline_evaluate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    hf_home = tmp_path_factory.mktemp("hf_home_sgi")
-    with pytest.MonkeyPatch.context() as mp:
-        for var in ("HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-            mp.setenv(var, "1")
-        mp.setenv("HF_HOME", str(hf_home))
-        for var in ("HF_MODULES_CACHE", "HF_METRICS_CACHE", "HF_EVALUATE_CACHE"):
-            mp.delenv(var, raising=False)
-        mp.setattr(sys, "path", list(sys.path))
-        import evaluate
-        import evaluate.config as cfg
-
-        mp.setattr(cfg, "HF_CACHE_HOME", str(hf_home))
-        mp.setattr(cfg, "HF_EVALUATE_CACHE", hf_home / "evaluate")
-        mp.setattr(cfg, "HF_METRICS_CACHE", hf_home / "metrics")
-        mp.setattr(cfg, "HF_MODULES_CACHE", hf_home / "modules")
-        mp.setattr(cfg, "DOWNLOADED_EVALUATE_PATH", hf_home / "evaluate" / "downloads")
-        mp.setattr(cfg, "EXTRACTED_EVALUATE_PATH", hf_home / "evaluate" / "downloads" / "extracted")
-        mp.setattr(cfg, "HF_EVALUATE_OFFLINE", True)
-        import huggingface_hub.constants as hub_constants
-
-        mp.setattr(hub_constants, "HF_HUB_OFFLINE", True)
-        _forget_dynamic_modules()
-        yield evaluate
-    _forget_dynamic_modules()
-
-
-def _forget_dynamic_modules() -> None:
-    """evaluate imports copied modules as the package ``evaluate_modules`` under HF_HOME; drop it from
-    sys.modules so other test files with their own HF_HOME import theirs afresh."""
-    for name in [m for m in sys.modules if m == "evaluate_modules" or m.startswith("evaluate_modules.")]:
-        del sys.modules[name]
 
 
 @pytest.fixture(scope="module")

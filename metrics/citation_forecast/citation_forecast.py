@@ -73,4 +73,4 @@ class CitationForecast(evaluate.Metric):
 
     def _compute(self, predictions, references, missing="exclude"):
         report = citation_forecast(list(predictions), list(references), missing=missing)
-        return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+        return report.flat()

@@ -5,21 +5,11 @@ interface is built by hand here. Importing this file builds `demo` without launc
 (what a Space runs) launches it. The metric is loaded lazily on the first request.
 """
 
-import os
-
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
+HERE = app_dir(__file__)
 
 
 def _cell(value):
@@ -36,22 +26,20 @@ def score(table, mode, failure_policy, positive):
         raise gr.Error("Enter at least one row of predictions and references.")
     predictions = [_cell(row[0]) for row in rows]
     references = [_cell(row[1]) if len(row) > 1 else "" for row in rows]
-    try:
-        return get_metric().compute(
+    with gradio_errors():
+        return load_metric(HERE).compute(
             predictions=predictions,
             references=references,
             mode=mode,
             failure_policy=failure_policy,
             positive=positive,
         )
-    except ValueError as exc:
-        raise gr.Error(str(exc)) from None
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Dataframe(
                 value=[["yes", "yes"], ["no", "yes"], ["", "no"], ["yes", "no"]],
@@ -64,13 +52,11 @@ def build_demo():
             gr.Dropdown(["wrong", "no"], value="wrong", label="failure_policy (strict mode)"),
             gr.Dropdown(["yes", "no"], value="yes", label="positive class"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="idr_classification",
         description=(
             "IDRBench Yes/No macro-F1 (IPI, I3). Official mode drops unparsable answers like the released "
             "code; strict mode keeps them and counts them as wrong or as 'No'."
         ),
-        flagging_mode="never",
     )
 
 

@@ -133,9 +133,4 @@ class IdrClassification(evaluate.Metric):
             failure_policy=failure_policy,
             positive=positive,
         )
-        return {
-            "mode": report.mode,
-            "failure_policy": report.params["failure_policy"],
-            **report.values,
-            **report.coverage.as_dict(),
-        }
+        return report.flat(failure_policy=report.params["failure_policy"])

@@ -6,38 +6,28 @@ import json
 import os
 import tempfile
 
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
+HERE = app_dir(__file__)
 
 
 def score(predictions, references, replies, template, mode):
     """Re-score stored judge replies for JSON lists of generated and gold {title, abstract}."""
-    try:
+    with gradio_errors():
         path = os.path.join(tempfile.mkdtemp(), "template.txt")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(template)
-        return get_metric().compute(predictions=json.loads(predictions), references=json.loads(references),
-                                    replies=json.loads(replies), template_path=path, judge_id="stored replies",
-                                    mode=mode)
-    except (ValueError, json.JSONDecodeError) as exc:
-        raise gr.Error(str(exc)) from None
+        return load_metric(HERE).compute(predictions=json.loads(predictions), references=json.loads(references),
+                                         replies=json.loads(replies), template_path=path,
+                                         judge_id="stored replies", mode=mode)
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Code(value='[{"title": "A", "abstract": "a"}]', language="json", label="predictions"),
             gr.Code(value='[{"title": "A", "abstract": "a"}]', language="json", label="references"),
@@ -46,10 +36,8 @@ def build_demo():
                              "{{generation_abstract}}", lines=6, label="LACER template (paste the E.5 file)"),
             gr.Dropdown(["official", "corrected"], value="official", label="mode"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="lacer",
         description="LACER judge scores (PreScience T1) from stored judge replies; official and corrected parsing.",
-        flagging_mode="never",
     )
 
 

@@ -140,4 +140,4 @@ class Ranking(evaluate.Metric):
             k_values=k_values,
             require_relevant_in_candidates=require_relevant_in_candidates,
         )
-        return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+        return report.flat()

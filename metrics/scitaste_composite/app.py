@@ -6,23 +6,14 @@ interface is built by hand here. Importing this file builds `demo` without launc
 """
 
 import json
-import os
 
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+
+HERE = app_dir(__file__)
 EXAMPLE_PREDICTIONS = "[[65, 75, 55, 45, 35, 25, 15, 95], [45, 25, 35, 65, 55, 45, 85, 15], [85, 95, 75, 55, 65, 75, 45, 85]]"
 EXAMPLE_REFERENCES = "[[60, 70, 50, 40, 30, 20, 10, 90], [40, 20, 30, 60, 50, 40, 80, 10], [80, 90, 70, 50, 60, 70, 40, 80]]"
-
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
 
 
 def _json(text, what):
@@ -39,17 +30,15 @@ def score(predictions, references, weights, mae_share, failure_policy):
     w = _json(weights, "weights") if weights and weights.strip() else None
     if not preds:
         raise gr.Error("Enter at least one prediction row.")
-    try:
-        return get_metric().compute(predictions=preds, references=refs, weights=w, mae_share=float(mae_share),
-                                    failure_policy=failure_policy)
-    except ValueError as exc:
-        raise gr.Error(str(exc).splitlines()[0]) from None
+    with gradio_errors(first_line=True):
+        return load_metric(HERE).compute(predictions=preds, references=refs, weights=w,
+                                         mae_share=float(mae_share), failure_policy=failure_policy)
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Textbox(value=EXAMPLE_PREDICTIONS, lines=4, label="predictions: JSON rows [total, A..G]"),
             gr.Textbox(value=EXAMPLE_REFERENCES, lines=4, label="references: JSON rows [total, A..G]"),
@@ -57,11 +46,9 @@ def build_demo():
             gr.Slider(0.0, 1.0, value=0.5, step=0.05, label="mae_share (MAE vs RMSE in the error sub-score)"),
             gr.Dropdown(["drop", "zero"], value="drop", label="failure_policy"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="scitaste_composite",
         description=("SciTaste-Bench Scheme 1 (15/10/15/10/30/20, classes 80/60/40). The sub-score mapping is a "
                      "documented reconstruction; undefined correlations score 0 and are listed."),
-        flagging_mode="never",
     )
 
 

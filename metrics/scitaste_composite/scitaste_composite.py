@@ -108,4 +108,4 @@ class ScitasteComposite(evaluate.Metric):
             failure_policy=failure_policy,
             out_of_range=out_of_range,
         )
-        return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+        return report.flat()

@@ -5,36 +5,26 @@ interface is built by hand here. Importing this file builds `demo` without launc
 (what a Space runs) launches it. Each config is loaded lazily on its first request.
 """
 
-import json
-import os
-
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from sciprobe.metric_space import (
+    app_dir,
+    gradio_errors,
+    json_arg,
+    load_metric,
+    metric_interface,
+)
+
+HERE = app_dir(__file__)
 CONFIGS = ["deep_research", "wet_experiment", "experimental_reasoning", "dry_experiment", "idea_generation",
            "overall"]
-_METRICS = {}
 
 EXAMPLE_PREDICTIONS = '["<answer>12</answer> then <answer>46</answer>", "<answer>3.73,no peak</answer>"]'
 EXAMPLE_REFERENCES = '["46", "3.73, no peak"]'
 
 
-def get_metric(config):
-    """Load one config of the metric module next to this file (once)."""
-    if config not in _METRICS:
-        _METRICS[config] = evaluate.load(HERE, config)
-    return _METRICS[config]
-
-
 def _parse_json(text, name):
-    text = (text or "").strip()
-    if not text:
-        raise gr.Error(f"{name} is empty.")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise gr.Error(f"{name} is not valid JSON: {exc}") from None
+    value = json_arg(text, name, required=True)
     if not isinstance(value, list):
         raise gr.Error(f"{name} must be a JSON list.")
     return value
@@ -42,29 +32,25 @@ def _parse_json(text, name):
 
 def score(config, predictions, references, mode):
     """Score JSON lists for one config; per-item details are dropped from the display."""
-    try:
-        result = get_metric(config).compute(predictions=_parse_json(predictions, "predictions"),
-                                            references=_parse_json(references, "references"), mode=mode)
-    except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+    with gradio_errors():
+        result = load_metric(HERE, config).compute(predictions=_parse_json(predictions, "predictions"),
+                                                   references=_parse_json(references, "references"), mode=mode)
     return {k: v for k, v in result.items() if k != "per_item"}
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Dropdown(CONFIGS, value="deep_research", label="config"),
             gr.Code(value=EXAMPLE_PREDICTIONS, language="json", label="predictions (JSON list)"),
             gr.Code(value=EXAMPLE_REFERENCES, language="json", label="references (JSON list)"),
             gr.Radio(["official", "paper"], value="official", label="mode"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="sgi_score",
         description=("SGI-Bench component scores and the SGI-Score. 'official' reproduces the upstream scoring "
                      "code (quirks included); 'paper' implements the paper's definitions."),
-        flagging_mode="never",
     )
 
 

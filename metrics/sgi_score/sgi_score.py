@@ -172,7 +172,7 @@ class SgiScore(evaluate.Metric):
             components = {name: ({"score": score, "coverage": cov} if cov else score)
                           for score, name, cov in zip(predictions, references, covers)}
             report = overall.sgi_score(components, mode=mode)
-        result = {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+        result = report.flat()
         if judge_outputs is not None and config in ("deep_research", "experimental_reasoning"):
             if len(judge_outputs) != len(predictions):
                 raise SciprobeError(f"judge_outputs has {len(judge_outputs)} items for {len(predictions)} predictions")

@@ -3,45 +3,31 @@
 Importing this file builds `demo` without launching it; `python app.py` launches it.
 """
 
-import json
-import os
-
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import (
+    app_dir,
+    gradio_errors,
+    json_arg,
+    load_metric,
+    metric_interface,
+)
 
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
-
-
-def _parse(text, name):
-    try:
-        return json.loads(text or "")
-    except json.JSONDecodeError as exc:
-        raise gr.Error(f"{name} is not valid JSON: {exc}") from None
+HERE = app_dir(__file__)
 
 
 def score(predictions, references, use_bertscore):
     """Score JSON lists of generated and gold texts."""
     metrics = ["rougeL", "bertscore"] if use_bertscore else ["rougeL"]
-    try:
-        return get_metric().compute(predictions=_parse(predictions, "predictions"),
-                                    references=_parse(references, "references"), metrics=metrics)
-    except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+    with gradio_errors():
+        return load_metric(HERE).compute(predictions=json_arg(predictions, "predictions"),
+                                         references=json_arg(references, "references"), metrics=metrics)
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Code(value='["Sparse experts for retrieval. We route queries to experts."]', language="json",
                     label="predictions (title + abstract)"),
@@ -49,10 +35,8 @@ def build_demo():
                     language="json", label="references (gold title + abstract)"),
             gr.Checkbox(value=False, label="also BERTScore (bundled MiniLM, offline)"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="text_similarity",
         description="ROUGE-L (identical to rouge-score with stemming) and BERTScore for PreScience T1.",
-        flagging_mode="never",
     )
 
 

@@ -3,47 +3,33 @@
 Importing this file builds `demo` without launching it; `python app.py` launches it.
 """
 
-import json
-import os
-
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import (
+    app_dir,
+    gradio_errors,
+    json_arg,
+    load_metric,
+    metric_interface,
+)
 
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
-
-
-def _parse(text, name):
-    try:
-        return json.loads(text or "")
-    except json.JSONDecodeError as exc:
-        raise gr.Error(f"{name} is not valid JSON: {exc}") from None
+HERE = app_dir(__file__)
 
 
 def score(predictions, references, history, mode, history_papers, forecast_papers):
     """Score JSON lists of predicted/observed forecast counts against history counts."""
-    try:
-        return get_metric().compute(predictions=_parse(predictions, "predictions"),
-                                    references=_parse(references, "references"),
-                                    history=_parse(history, "history"), mode=mode,
-                                    history_papers=int(history_papers) if history_papers else None,
-                                    forecast_papers=int(forecast_papers) if forecast_papers else None)
-    except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+    with gradio_errors():
+        return load_metric(HERE).compute(predictions=json_arg(predictions, "predictions"),
+                                         references=json_arg(references, "references"),
+                                         history=json_arg(history, "history"), mode=mode,
+                                         history_papers=int(history_papers) if history_papers else None,
+                                         forecast_papers=int(forecast_papers) if forecast_papers else None)
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Code(value="[12, 30, 5]", language="json", label="predictions (forecast counts per unit)"),
             gr.Code(value="[10, 35, 4]", language="json", label="references (observed forecast counts)"),
@@ -52,10 +38,8 @@ def build_demo():
             gr.Number(value=None, label="history_papers (paper mode)"),
             gr.Number(value=None, label="forecast_papers (paper mode)"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="topic_trend",
         description="Δ-share R², Pearson, Spearman and MAE of topic-growth forecasts (PreScience T6/T7).",
-        flagging_mode="never",
     )
 
 

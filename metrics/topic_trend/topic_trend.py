@@ -73,4 +73,4 @@ class TopicTrend(evaluate.Metric):
             raise ValueError("topic_trend needs history=[history-period count per unit]")
         report = topic_trend(list(predictions), list(references), list(history), mode=mode,
                              history_papers=history_papers, forecast_papers=forecast_papers)
-        return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
+        return report.flat()

@@ -6,23 +6,14 @@ interface is built by hand here. Importing this file builds `demo` without launc
 """
 
 import json
-import os
 
-import evaluate
 import gradio as gr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_METRIC = None
+from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+
+HERE = app_dir(__file__)
 EXAMPLE_TABLE = [["68", "72", "physics"], ["60", "55", "physics"], ["35", "38", "physics"],
                  ["75", "61", "biology"], ["58", "44", "biology"], ["", "27", "biology"]]
-
-
-def get_metric():
-    """Load the metric module that sits next to this file (once)."""
-    global _METRIC
-    if _METRIC is None:
-        _METRIC = evaluate.load(HERE)
-    return _METRIC
 
 
 def _cell(value):
@@ -54,17 +45,15 @@ def score(table, failure_policy, knots_json):
             knots = json.loads(knots_json)
         except json.JSONDecodeError:
             raise gr.Error("knots must be JSON, e.g. [[0, 100], [5, 90], [100, 0]]") from None
-    try:
-        return get_metric().compute(predictions=predictions, references=references, groups=groups,
-                                    failure_policy=failure_policy, knots=knots)
-    except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+    with gradio_errors():
+        return load_metric(HERE).compute(predictions=predictions, references=references, groups=groups,
+                                         failure_policy=failure_policy, knots=knots)
 
 
 def build_demo():
     """Build the interface (no launch)."""
-    return gr.Interface(
-        fn=score,
+    return metric_interface(
+        score,
         inputs=[
             gr.Dataframe(value=EXAMPLE_TABLE, headers=["prediction", "reference", "group"],
                          datatype=["str", "str", "str"], type="array",
@@ -72,11 +61,9 @@ def build_demo():
             gr.Dropdown(["drop", "zero"], value="drop", label="failure_policy"),
             gr.Textbox(value="", label="knots (JSON [[wape_pct, score], ...]; empty = scitaste-v1-reconstructed)"),
         ],
-        outputs=gr.JSON(label="Scores"),
         title="wape_grade",
         description=("SciTaste-Bench Scheme 2: WAPE = sum|p-g| / sum g, grade A-F (paper bands) and a 0-100 score "
                      "from reconstructed piecewise-linear knots; failures dropped and counted."),
-        flagging_mode="never",
     )
 
 

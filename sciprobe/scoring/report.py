@@ -36,3 +36,8 @@ class ScoreReport:
     def as_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "mode": self.mode, **self.values, "coverage": self.coverage.as_dict(),
                 "params": self.params, "notes": list(self.notes)}
+
+    def flat(self, **extra: Any) -> dict[str, Any]:
+        """The one-level dict a metric module returns: ``mode``, then `extra`, the values and the coverage
+        fields (later keys win on a clash, in that order)."""
+        return {"mode": self.mode, **extra, **self.values, **self.coverage.as_dict()}
