@@ -393,3 +393,19 @@ def test_task_scorer_rescores_stored_replies_of_two_judges() -> None:
     assert official.coverage.n_scored == 2 and official.coverage.n_failed == 1
     corrected = score_records(records, "corrected", bertscore=False)
     assert corrected.values["lacer"] == pytest.approx((7 + 1.5 + 4) / 3)
+
+
+@pytest.mark.slow
+def test_bundled_model_as_judge(lattice_file: Path) -> None:
+    """LACER with the bundled SmolLM2 as the judge, offline: every item ends scored or a counted failure."""
+    from sciprobe.llm.client import LLMClient
+
+    template = lr.load_template(lattice_file)
+    judge = LLMClient("local/smollm2,max_tokens=24,temperature=0")
+    run = lr.judge_pairs(IDS[:2], GENS[:2], GOLD[:2], [judge], template)
+    report = run.per_judge["local/smollm2"]["official"]
+    assert report.coverage.n_items == 2
+    assert report.coverage.n_scored + report.coverage.n_failed == 2
+    assert len(run.replies["local/smollm2"]) == 2 and all(isinstance(r, str) for r in run.replies["local/smollm2"])
+    scored = [s for s in report.values["per_item"] if s is not None]
+    assert len(scored) == report.coverage.n_scored  # official parsing does not clamp, so no range check
