@@ -6,8 +6,9 @@ abstract: T1 contribution generation (spec shared/spec/prescience.md §2 T1): fr
   target paper's influential references, the model writes the follow-up paper's title and abstract
   (`Reasoning:` / `Title:` / `Abstract:`). Scored with ROUGE-L (rouge-score rule, title + " " + abstract) and
   BERTScore F1 (the bundled MiniLM, offline; not comparable with the paper's deberta-large-mnli numbers), plus
-  the parse-failure rate. LACER (LLM judge) runs with `sciprobe evaluate prescience:contribution_generation
-  --judge SPEC`. The ranking, regression and topic tasks are scored from prediction files
+  the parse-failure rate; LACER (LLM judge, through sciprobe's client and cache) when SCIPROBE_LACER_JUDGE names
+  a judge spec (several: `SPEC1;SPEC2`; template: SCIPROBE_LACER_TEMPLATE or the pinned official one). The same
+  scores come from `sciprobe evaluate prescience:contribution_generation --judge SPEC`. The ranking, regression and topic tasks are scored from prediction files
   (`sciprobe prescience score`), outside lighteval.
 languages: english
 tags: science-of-science, scientific-forecasting, generation
@@ -17,6 +18,7 @@ Usage (offline, bundled synthetic sample):
   export SCIPROBE_PRESCIENCE_DATA=build/prescience-sample
   sciprobe lighteval endpoint litellm "model_name=openai/gpt-4o-mini" "prescience:contribution_generation|0" \
       --custom-tasks task_cards/prescience.py
+  SCIPROBE_LACER_JUDGE=openai/gpt-4o-mini sciprobe lighteval ...   # adds the LACER metric
 """
 
 import os

@@ -110,3 +110,38 @@ def test_lighteval_endpoint_litellm_against_the_stub(built: Path, tmp_path: Path
     scores = results["results"]["prescience:contribution_generation|0"]
     assert 0 < scores["rougeL"] < 1 and 0 < scores["bertscore_f1"] <= 1
     assert 0 < scores["parse_failure_rate"] < 1
+
+
+def test_lacer_metric_in_the_card_when_a_judge_is_named(built: Path, tmp_path: Path, monkeypatch) -> None:
+    """With $SCIPROBE_LACER_JUDGE set, the card adds a batched LACER metric judged through sciprobe's client;
+    items a judge cannot score are NaN and left out of the corpus mean, as upstream excludes them."""
+    import math
+
+    import datasets
+    from lighteval.models.model_output import ModelResponse
+
+    from sciprobe.runners import lacer as lr
+
+    ref = {"title": "Sparse gradient matching", "abstract": "A faster gradient method for matching."}
+    gens = [{"score": s, "title": f"Step {s}", "abstract": f"Idea {s}."} for s in range(1, 10)] + [{"score": 10, **ref}]
+    lattice = lr.write_lattices(tmp_path / "lattice.json", [{"reference": ref, "generations": gens}], {"note": "t"})
+    rows = datasets.load_dataset(str(built), "contribution_generation", split="test").to_list()[:3]
+
+    def judge(body: dict) -> str:  # scores the first pair 8, the second 3, cannot score the third
+        user = body["messages"][-1]["content"]
+        title = user[user.rindex("Generation:\n") + len("Generation:\n"):].splitlines()[0]
+        return {"Answer A": "Score: 8", "Answer B": "Score: 3"}.get(title, "Reasoning: unsure.")
+
+    with StubServer(reply=judge) as server:
+        monkeypatch.setenv("SCIPROBE_PRESCIENCE_DATA", str(built))
+        monkeypatch.setenv("SCIPROBE_LACER_JUDGE", f"openai/stub-judge,base_url={server.base_url},api_key=sk-test")
+        monkeypatch.setenv("SCIPROBE_LACER_TEMPLATE", str(lattice))
+        task = _card().TASKS_TABLE[0]
+        lacer = {m.metric_name: m for m in task.metrics}["lacer"]
+        assert lacer.batched_compute
+        docs = [task.prompt_function(r, task.name) for r in rows]
+        replies = [ModelResponse(text=[f"Reasoning: r\nTitle: Answer {c}\nAbstract: text {c}"]) for c in "ABC"]
+        values = lacer.sample_level_fn.compute(responses=replies, docs=docs)
+        assert server.count == 3
+    assert values[:2] == [8.0, 3.0] and math.isnan(values[2])
+    assert lacer.corpus_level_fn.compute_corpus(values) == pytest.approx(5.5)
