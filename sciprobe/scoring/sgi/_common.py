@@ -13,6 +13,8 @@ Conventions every component follows:
 
 from __future__ import annotations
 
+import ast
+import json
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -80,6 +82,25 @@ def judge_from_client(client: Any, params: dict[str, Any] | None = None) -> Judg
         return completion.text
 
     return judge
+
+
+def bracketed_literal(text: str | None, open_char: str, close_char: str) -> Any | None:
+    """The span from the first ``open_char`` to the last ``close_char`` of a judge reply, read as JSON, then as
+    a Python literal (upstream repairs JSON and calls ``eval``; we never ``eval``). None when there is none or it
+    does not parse."""
+    if not text:
+        return None
+    start, end = text.find(open_char), text.rfind(close_char)
+    if start < 0 or end <= start:
+        return None
+    chunk = text[start:end + 1]
+    try:
+        return json.loads(chunk)
+    except ValueError:
+        try:
+            return ast.literal_eval(chunk)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
 
 
 def mean(values: Sequence[float]) -> float:

@@ -13,7 +13,6 @@ SLA = correct / judged steps. Judge or parse failures score 0 and are counted (u
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -24,6 +23,7 @@ from sciprobe.scoring.report import Coverage, ScoreReport
 from sciprobe.scoring.sgi._common import (
     Judge,
     Messages,
+    bracketed_literal,
     call_judge,
     check_lengths,
     check_mode,
@@ -186,19 +186,7 @@ def parse_step_verdicts(text: str | None, mode: str = "official") -> list[bool] 
     paper: case- and whitespace-insensitive.
     """
     check_mode(mode)
-    if not text:
-        return None
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end <= start:
-        return None
-    chunk = text[start:end + 1]
-    try:
-        data = json.loads(chunk)
-    except ValueError:
-        try:
-            data = ast.literal_eval(chunk)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return None
+    data = bracketed_literal(text, "[", "]")
     if not isinstance(data, list) or not data:
         return None
     verdicts = []

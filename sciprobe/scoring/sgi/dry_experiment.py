@@ -19,7 +19,6 @@ program on the five unit-test datasets of an item and hands over one :class:`Run
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -29,6 +28,7 @@ from sciprobe.scoring.report import Coverage, ScoreReport
 from sciprobe.scoring.sgi._common import (
     Judge,
     Messages,
+    bracketed_literal,
     call_judge,
     check_lengths,
     check_mode,
@@ -205,19 +205,7 @@ def equivalence_judge_messages(reference_output: str, model_output: str) -> Mess
 
 def parse_equivalence_verdict(text: str | None, mode: str = "official") -> bool | None:
     """Judge reply -> True/False, or None when unparsable."""
-    if not text:
-        return None
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    chunk = text[start:end + 1]
-    try:
-        data = json.loads(chunk)
-    except ValueError:
-        try:
-            data = ast.literal_eval(chunk)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return None
+    data = bracketed_literal(text, "{", "}")
     if not isinstance(data, Mapping) or "judgment" not in data:
         return None
     value = data["judgment"]
