@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe import __version__
-from sciprobe.cutoffs import CutoffReport, keep_after
+from sciprobe.cutoffs import CutoffReport, dated_after, filter_rows
 from sciprobe.declaration import Benchmark
 from sciprobe.errors import SciprobeError
 
@@ -78,8 +78,7 @@ def builder_class(benchmark: Benchmark) -> type:
                     continue
                 self.rows_before_cutoff[split] = len(rows)
                 if split == "test" and filter_test:
-                    rows = [r for r, keep in zip(rows, keep_after([r.get("date") for r in rows], self.config.cutoff))
-                            if keep]
+                    rows = filter_rows(rows, self.config.cutoff)
                     if not rows:
                         raise EmptyAfterCutoff(self.config.name)
                 generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"rows": rows}))
@@ -94,7 +93,7 @@ def builder_class(benchmark: Benchmark) -> type:
             seen = kept = 0
             for row in rows:
                 seen += 1
-                if bound is not None and not (row.get("date") and row["date"] > bound):
+                if bound is not None and not dated_after(row.get("date"), bound):
                     continue
                 yield kept, row
                 kept += 1

@@ -79,13 +79,17 @@ def lookup_model_cutoff(model: str) -> ModelCutoff:
     raise SciprobeError(f"no knowledge cutoff known for model {model!r}; pass --cutoff YYYY-MM-DD (known: {known})")
 
 
+def dated_after(date: str | None, bound: str) -> bool:
+    """An ISO ``date`` strictly after the ISO ``bound`` (ISO strings compare in date order); undated: False."""
+    return bool(date) and date > bound
+
+
 def keep_after(dates: Iterable[str | None], cutoff: dt.date | None) -> list[bool]:
     """Mask of rows strictly after ``cutoff`` (all True when there is no cutoff; undated rows False)."""
     if cutoff is None:
         return [True for _ in dates]
     bound = cutoff.isoformat()
-    # ISO strings compare in date order; this avoids parsing every row.
-    return [bool(d) and d > bound for d in dates]
+    return [dated_after(d, bound) for d in dates]
 
 
 @dataclass(frozen=True)
