@@ -90,16 +90,23 @@ class TaskResult:
         return f"{self.task}|{self.num_fewshot}"
 
     def flat_metrics(self) -> dict[str, Any]:
-        """lighteval-style flat numbers: the default mode's keys bare, other modes as ``key:mode``."""
-        out: dict[str, Any] = {}
-        for mode, report in self.scores.items():
-            suffix = "" if mode == self.default_mode else f":{mode}"
-            for key, value in report.values.items():
-                if isinstance(value, (int, float)) or value is None:
-                    out[key + suffix] = value
-            for key, value in report.coverage.as_dict().items():
+        return flat_scores({mode: report.as_dict() for mode, report in self.scores.items()}, self.default_mode)
+
+
+def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[str, Any]:
+    """lighteval-style flat numbers from ``{mode: ScoreReport.as_dict()}``: the default mode's keys bare, other
+    modes as ``key:mode``; numbers (and None) and coverage only."""
+    out: dict[str, Any] = {}
+    for mode, report in scores.items():
+        suffix = "" if mode == default_mode else f":{mode}"
+        for key, value in report.items():
+            if key in ("metric", "mode", "params", "notes"):
+                continue
+            if key == "coverage":
+                out.update({ck + suffix: cv for ck, cv in value.items()})
+            elif isinstance(value, (int, float)) or value is None:
                 out[key + suffix] = value
-        return out
+    return out
 
 
 def environment() -> dict[str, Any]:

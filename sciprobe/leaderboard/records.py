@@ -120,18 +120,9 @@ class ResultRecord:
 
     def flat_results(self) -> dict[str, Any]:
         """lighteval-style flat metrics: default mode bare, others as ``key:mode``."""
-        out: dict[str, Any] = {}
-        for mode, report in self.scores.items():
-            suffix = "" if mode == self.default_mode else f":{mode}"
-            for key, value in report.items():
-                if key in ("metric", "mode", "params", "notes"):
-                    continue
-                if key == "coverage":
-                    for ck, cv in value.items():
-                        out[ck + suffix] = cv
-                elif isinstance(value, (int, float)) or value is None:
-                    out[key + suffix] = value
-        return out
+        from sciprobe.results import flat_scores
+
+        return flat_scores(self.scores, self.default_mode)
 
     def to_json(self) -> dict[str, Any]:
         """The template's results JSON plus the full sciprobe record."""
