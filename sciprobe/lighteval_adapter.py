@@ -46,8 +46,14 @@ def _task(benchmark: str, task: str) -> TaskSpec:
     return get_benchmark(benchmark).task(task)
 
 
+def final_text(model_response: Any) -> str | None:
+    """The first generated text of a lighteval ``ModelResponse`` (None when there is none)."""
+    texts = getattr(model_response, "final_text", None) or getattr(model_response, "text", None) or []
+    return texts[0] if texts else None
+
+
 def _final_text(model_response: Any) -> str:
-    return model_response.final_text[0] if model_response.final_text else ""
+    return final_text(model_response) or ""
 
 
 # lighteval pickles metric objects for its worker pool, so they are module-level classes that name their

@@ -22,6 +22,8 @@ from lighteval.metrics.utils.metric_utils import SampleLevelMetric
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
+from sciprobe.lighteval_adapter import final_text, render_query
+
 TASK = "contribution_generation"
 
 
@@ -31,14 +33,11 @@ def _task() -> Any:
     return get_benchmark("prescience").task(TASK)
 
 
-def _final_text(model_response: Any) -> str | None:
-    texts = getattr(model_response, "final_text", None) or getattr(model_response, "text", None) or []
-    return texts[0] if texts else None
 
 
 def contribution_prompt(line: dict, task_name: str = "") -> Doc:
     task = _task()
-    query = "\n\n".join(m["content"] for m in task.build_messages(line, ()))
+    query = render_query(task.build_messages(line, ()))
     return Doc(task_name=task_name, query=query, choices=[""], gold_index=0, id=str(line["corpus_id"]),
                specific={"id": str(line["corpus_id"]), "gold": task.gold(line)})
 
@@ -54,7 +53,7 @@ class ContributionItem(SampleLevelComputation):
     def compute(self, doc: Doc, model_response: Any, **kwargs: Any) -> float:
         from sciprobe.benchmarks.prescience.contribution import score_records
 
-        parsed = _task().parse(_final_text(model_response))
+        parsed = _task().parse(final_text(model_response))
         if self.key == "parse_failure_rate":
             return float(parsed.value is None)
         record = {"id": doc.specific["id"], "gold": doc.specific["gold"], "prediction": parsed.value}
@@ -85,7 +84,7 @@ class LacerJudge(SampleLevelComputation):
 
         template = load_template(self.template)
         clients = [LLMClient(spec, cache=ResponseCache(default_cache_path())) for spec in _judge_specs(self.judges)]
-        generations = [_task().parse(_final_text(r)).value for r in responses]
+        generations = [_task().parse(final_text(r)).value for r in responses]
         run = judge_pairs([d.specific["id"] for d in docs], generations, [d.specific["gold"] for d in docs],
                           clients, template, desc=None)
         per_judge = [run.per_judge[c.model_id]["official"].values["per_item"] for c in clients]

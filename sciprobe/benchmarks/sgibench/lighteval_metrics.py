@@ -17,6 +17,8 @@ from lighteval.metrics.utils.metric_utils import CorpusLevelMetric
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
+from sciprobe.lighteval_adapter import final_text
+
 LIGHTEVAL_TASKS = ("deep_research", "wet_experiment", "experimental_reasoning")
 
 
@@ -26,16 +28,13 @@ def _task(name: str) -> Any:
     return get_benchmark("sgibench").task(name)
 
 
-def _final_text(model_response: Any) -> str | None:
-    texts = getattr(model_response, "final_text", None) or getattr(model_response, "text", None) or []
-    return texts[0] if texts else None
 
 
 class SgiRecord(SampleLevelComputation):
     """One answer -> the record the declaration's scorer takes (raw response + gold)."""
 
     def compute(self, doc: Doc, model_response: Any, **kwargs: Any) -> dict:
-        return {"idx": doc.specific["idx"], "gold": doc.specific["gold"], "response": _final_text(model_response)}
+        return {"idx": doc.specific["idx"], "gold": doc.specific["gold"], "response": final_text(model_response)}
 
 
 class SgiCorpusScore(CorpusLevelComputation):
