@@ -121,6 +121,19 @@ class RunContext:
         """Per-task options from ``request.per_task[ref]`` (e.g. ``judges``, ``timeout_s``)."""
         return dict(self.request.per_task.get(self.ref, {}))
 
+    def judge_specs(self) -> list[str]:
+        """The judge panel: ``per_task[ref]["judges"]``, else ``--judge`` split on ``;`` (one spec or several)."""
+        from sciprobe.llm.spec import split_specs
+
+        return list(self.options.get("judges") or split_specs(self.request.judge))
+
+    def judge_client(self, spec: str) -> Any:
+        """A judge's client for this run: shares the evaluated model's response cache (and, in a run with a
+        budget, its ledger). Runners build every judge through here."""
+        from sciprobe.llm.client import LLMClient
+
+        return LLMClient(spec, cache=getattr(self.client, "cache", None))
+
     def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
         """One result scored in every requested mode."""
         return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
@@ -149,19 +162,12 @@ def _run_swiss(ctx: RunContext) -> list[TaskResult]:
     return results
 
 
-def _judge_client(spec: str, ctx: RunContext) -> Any:
-    """A judge's client, sharing the evaluated model's response cache."""
-    from sciprobe.llm.client import LLMClient
-
-    return LLMClient(spec, cache=getattr(ctx.client, "cache", None))
-
-
 def _run_sgi_dry(ctx: RunContext) -> list[TaskResult]:
     from sciprobe.runners.sandbox import SandboxLimits
     from sciprobe.runners.sgi_dry import run_sgi_dry
 
     opts = ctx.options
-    judge = _judge_client(ctx.request.judge, ctx) if ctx.request.judge else None
+    judge = ctx.judge_client(ctx.request.judge) if ctx.request.judge else None
     timeout = float(opts.get("timeout_s", SandboxLimits().wall_s))
     records, phash, n_calls, extra = run_sgi_dry(
         ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, modes=ctx.modes,
@@ -177,10 +183,10 @@ def _run_sgi_idea(ctx: RunContext) -> list[TaskResult]:
     from sciprobe.runners.sgi_idea import DEFAULT_ATTEMPTS, run_sgi_idea
 
     opts = ctx.options
-    specs = list(opts.get("judges") or ([ctx.request.judge] if ctx.request.judge else []))
+    specs = ctx.judge_specs()
     judges = []
     for spec in specs:
-        judge = _judge_client(spec, ctx)
+        judge = ctx.judge_client(spec)
         judges.append((judge.model_id, judge))
     records, phash, n_calls, extra = run_sgi_idea(
         ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, judges=judges,

@@ -170,6 +170,15 @@ class ModelSpec:
         return ",".join(parts)
 
 
+#: Separates the specs of a judge panel in one ``--judge`` value (a spec itself uses ``,`` and ``=``).
+SPEC_SEPARATOR = ";"
+
+
+def split_specs(text: str | None) -> list[str]:
+    """``"SPEC1;SPEC2"`` -> ``["SPEC1", "SPEC2"]``; None or blank -> ``[]``."""
+    return [s.strip() for s in (text or "").split(SPEC_SEPARATOR) if s.strip()]
+
+
 def _convert(text: str, key: str, raw: str) -> Any:
     try:
         if key in _INT_KEYS:

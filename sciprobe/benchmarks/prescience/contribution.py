@@ -29,6 +29,7 @@ from typing import Any
 
 from sciprobe.declaration import Parsed
 from sciprobe.errors import SciprobeError
+from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
 from sciprobe.scoring.report import ScoreReport
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "sciprobe-t1-1"
-JUDGE_SEPARATOR = ";"
+JUDGE_SEPARATOR = SPEC_SEPARATOR
 GENERATION = {"max_tokens": 2048}
 
 SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
@@ -164,7 +165,7 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
 
 
 def _judge_specs(judge: str | None) -> list[str]:
-    specs = [s.strip() for s in (judge or "").split(JUDGE_SEPARATOR) if s.strip()]
+    specs = split_specs(judge)
     if not specs:
         raise SciprobeError("prescience:contribution_generation is scored with LACER: pass --judge SPEC "
                             f"(several judges: 'SPEC1{JUDGE_SEPARATOR}SPEC2')")
@@ -174,7 +175,6 @@ def _judge_specs(judge: str | None) -> list[str]:
 def run_contribution_task(ctx: Any) -> list[Any]:
     """The ``prescience_contribution`` runner (``sciprobe.evaluation.RUNNERS``); ``ctx`` is its ``RunContext``.
     Judges: ``per_task[ref]["judges"]`` (a list of specs) or ``--judge`` (``;``-separated)."""
-    from sciprobe.evaluation import _judge_client
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.results import TaskResult
     from sciprobe.runners.lacer import judge_pairs, load_template
@@ -182,7 +182,7 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
     specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))
     template = load_template(ctx.options.get("lacer_template"))  # before any model call: fail fast
-    judges = [_judge_client(s, ctx) for s in specs]
+    judges = [ctx.judge_client(s) for s in specs]
     params = dict(ctx.params)
     rows = data.rows
     requests = [Request.of(contribution_messages(r), dict(params), item_id=str(r["corpus_id"])) for r in rows]
