@@ -1,8 +1,10 @@
-"""The ``sciprobe`` command line. User errors print one line (``error: ...``) and exit 2."""
+"""The ``sciprobe`` command line. User errors print one line (``error: ...``) and exit 2; a run stopped by
+``--max-calls``/``--max-cost`` writes its partial results and exits 3."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -17,8 +19,13 @@ examples:
   sciprobe build idrbench --source DIR --out build/idrbench-gpt4o --model-cutoff gpt-4o-mini
   sciprobe evaluate idrbench:ipi idrbench:i2r --model local/smollm2 --data build/idrbench --limit 20
   sciprobe evaluate idrbench:i3_set1 --model "openai/gpt-4o-mini" --model-cutoff auto --data build/idrbench
+  sciprobe evaluate idrbench:i2r --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
+  sciprobe evaluate idrbench:i2r --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
   sciprobe score idrbench:ipi --predictions preds.jsonl --data build/idrbench
 """
+
+#: Exit status of a run that a cap stopped (its partial results are written).
+EXIT_INCOMPLETE = 3
 
 
 def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
@@ -60,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     evaluate.add_argument("--revision", help="hub dataset revision (commit or tag) to load")
     evaluate.add_argument("--limit", type=int, help="only the first N items (after the cutoff)")
-    evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks")
+    evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks; a panel: 'SPEC1;SPEC2'")
     evaluate.add_argument("--mode", action="append", dest="modes",
                           help="scoring mode (repeatable; default: every mode of the task)")
     evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
@@ -70,6 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--allow-unsandboxed", action="store_true",
                           help="run model-written code (sgibench:dry_experiment) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
+    economics = evaluate.add_argument_group(
+        "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
+    economics.add_argument("--dry-run", action="store_true",
+                           help="print the calls, tokens and cost the run would make (cached calls free), call nothing")
+    economics.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON")
+    economics.add_argument("--max-calls", type=int, metavar="N",
+                           help="stop after N requests (retries included, model and judges together); the tasks "
+                                "run so far are written marked incomplete, and a rerun resumes from the cache")
+    economics.add_argument("--max-cost", type=float, metavar="USD", help="stop once the run has spent USD (same)")
+    economics.add_argument("--meter", action=argparse.BooleanOptionalAction, default=None,
+                           help="live calls/tokens/cost/ETA line on stderr (default: on when stderr is a terminal)")
     _add_cutoff(evaluate, auto=True)
 
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
@@ -120,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     lacer_lattice.configure_parser(lacer_sub.add_parser(
         "build-lattice", help="construct exemplar lattices with any LLM (anchor -> target interpolation)"))
     prescience_cli.configure_parser(sub.add_parser("prescience", help="PreScience baselines and scoring"))
+    from sciprobe.benchmarks.sgibench import cli as sgibench_cli
+
+    sgibench_cli.configure_parser(sub.add_parser("sgibench", help="SGI-Bench tools: SGI-Score, external files"))
 
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
@@ -178,10 +199,24 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 cutoff_source=source, judge=args.judge, modes=args.modes,
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
-                                allow_unsandboxed=args.allow_unsandboxed)
+                                allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
+                                max_cost=args.max_cost,
+                                meter=sys.stderr.isatty() if args.meter is None else args.meter)
+    if args.dry_run:
+        from sciprobe.plan import format_plan, plan_run
+
+        plan = plan_run(request)
+        print(json.dumps(plan.as_dict(), indent=2) if args.json else format_plan(plan))
+        return 0
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
+    incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")
+    if incomplete:
+        not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
+        print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
+              f"tasks not run: {not_run}. Rerun the same command to resume from the cache.", file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
 
 
@@ -255,6 +290,12 @@ def _cmd_prescience(args: argparse.Namespace) -> int:
     return prescience_cli.cmd(args)
 
 
+def _cmd_sgibench(args: argparse.Namespace) -> int:
+    from sciprobe.benchmarks.sgibench import cli as sgibench_cli
+
+    return sgibench_cli.cmd(args)
+
+
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
     from sciprobe.cutoffs import model_cutoffs
 
@@ -274,7 +315,7 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
             "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval,
             "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,
-            "lacer": _cmd_lacer, "prescience": _cmd_prescience, "model-path": _cmd_model_path}
+            "lacer": _cmd_lacer, "prescience": _cmd_prescience, "sgibench": _cmd_sgibench, "model-path": _cmd_model_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

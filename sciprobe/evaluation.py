@@ -89,17 +89,20 @@ class EvaluationRequest:
     use_cache: bool = True
     revision: str | None = None
     allow_unsandboxed: bool = False  # run model-written code even when the sandbox is unavailable (unsafe)
+    max_calls: int | None = None     # requests to providers, retries included, over every model and judge
+    max_cost: float | None = None    # USD over every model and judge (sciprobe.llm.ledger)
+    meter: bool = False              # print the live cost/progress line on stderr
 
 
 def _score_all(task: TaskSpec, records: list[dict], modes: Sequence[str]) -> dict[str, ScoreReport]:
     return {mode: task.score(records, mode) for mode in modes}
 
 
-def make_client(model: str, use_cache: bool = True) -> Any:
+def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
     from sciprobe.llm.cache import ResponseCache, default_cache_path
     from sciprobe.llm.client import LLMClient
 
-    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None)
+    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger)
 
 
 @dataclass
@@ -115,6 +118,8 @@ class RunContext:
     params: dict[str, Any]
     modes: list[str]
     base: dict[str, Any]
+    judge_factory: Callable[[str], Any] | None = None  # set by the planner (sciprobe.plan)
+    dry_run: bool = False  # planning: runners skip work that costs no model call (code execution)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -130,9 +135,11 @@ class RunContext:
     def judge_client(self, spec: str) -> Any:
         """A judge's client for this run: shares the evaluated model's response cache (and, in a run with a
         budget, its ledger). Runners build every judge through here."""
+        if self.judge_factory is not None:
+            return self.judge_factory(spec)
         from sciprobe.llm.client import LLMClient
 
-        return LLMClient(spec, cache=getattr(self.client, "cache", None))
+        return LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
 
     def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
         """One result scored in every requested mode."""
@@ -194,10 +201,29 @@ def _run_sgi_idea(ctx: RunContext) -> list[TaskResult]:
     return [ctx.result(records, phash, n_calls, **extra)]
 
 
+def _run_sgi_deep_research(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.runners.sgi_judged import run_deep_research
+
+    return run_deep_research(ctx)
+
+
+def _run_sgi_reasoning(ctx: RunContext) -> list[TaskResult]:
+    from sciprobe.runners.sgi_judged import run_reasoning
+
+    return run_reasoning(ctx)
+
+
 def _run_prescience_contribution(ctx: RunContext) -> list[TaskResult]:
     from sciprobe.benchmarks.prescience.contribution import run_contribution_task
 
     return run_contribution_task(ctx)
+
+
+def _run_scitaste_agent(ctx: RunContext) -> list[TaskResult]:
+    """SciTaste-Bench tool/search modes (DimAgent-v3 loop, native web search); skipped modes return []."""
+    from sciprobe.benchmarks.scitaste.agent import run_agent_task
+
+    return run_agent_task(ctx)
 
 
 #: ``TaskSpec.runner`` -> how the task is run (None: the generic one-call-per-item runner).
@@ -205,8 +231,11 @@ RUNNERS: dict[str | None, Callable[[RunContext], list[TaskResult]]] = {
     None: _run_single_call,
     "swiss": _run_swiss,
     "sandbox": _run_sgi_dry,
+    "sgi_deep_research": _run_sgi_deep_research,
+    "sgi_reasoning": _run_sgi_reasoning,
     "idea_panel": _run_sgi_idea,
     "prescience_contribution": _run_prescience_contribution,
+    "scitaste_agent": _run_scitaste_agent,
 }
 
 
@@ -222,7 +251,8 @@ def _spec_label(spec: str | None) -> str | None:
         return spec.split(",")[0]
 
 
-def run_task(ref: str, request: EvaluationRequest, client: Any) -> list[TaskResult]:
+def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory: Callable[[str], Any] | None = None,
+             dry_run: bool = False) -> list[TaskResult]:
     """Run one task reference with the runner its declaration names (:data:`RUNNERS`)."""
     benchmark, task = resolve_task(ref)
     if task.runner not in RUNNERS:
@@ -241,18 +271,84 @@ def run_task(ref: str, request: EvaluationRequest, client: Any) -> list[TaskResu
             "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": _spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff, "limit": limit}
-    return RUNNERS[task.runner](RunContext(ref, task, data, request, client, params, modes, base))
+    return RUNNERS[task.runner](RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                           dry_run))
+
+
+def split_judges(request: EvaluationRequest) -> list[str]:
+    """Every judge spec a request names: ``--judge`` (``;``-separated) and per-task ``judges``."""
+    from sciprobe.llm.spec import split_specs
+
+    specs = split_specs(request.judge)
+    for options in request.per_task.values():
+        specs.extend(s for s in options.get("judges", []) if s not in specs)
+    return specs
+
+
+def _check_priced(specs: Sequence[str]) -> None:
+    """``--max-cost`` is only enforceable when litellm prices every model the run calls."""
+    from sciprobe.llm.backends import import_litellm
+    from sciprobe.llm.spec import ModelSpec
+
+    litellm = import_litellm()
+    for text in specs:
+        spec = ModelSpec.parse(text)
+        if spec.is_local:
+            continue
+        try:
+            litellm.cost_per_token(model=spec.name, prompt_tokens=1, completion_tokens=1)
+        except Exception:  # noqa: BLE001 - unmapped model
+            raise SciprobeError(f"--max-cost cannot be enforced: litellm has no price for {spec.name}; "
+                                "use --max-calls instead") from None
+
+
+def _planned_calls(request: EvaluationRequest) -> int | None:
+    """Calls the plan expects (the meter's denominator and ETA); None when no meter or planning fails."""
+    if not request.meter:
+        return None
+    from sciprobe.plan import plan_run
+
+    try:
+        return plan_run(request).calls
+    except Exception:  # noqa: BLE001 - the meter then runs without an ETA; the run itself must not fail here
+        return None
 
 
 def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Path, list[TaskResult]]:
+    """Run every task, score it, write the results; with a cap (``max_calls``/``max_cost``) that is reached,
+    the tasks run so far are written as a result marked incomplete (``sciprobe.incomplete``) and the rest
+    are listed as not run."""
+    from sciprobe.llm.ledger import Budget, RunLedger
+
     for ref in request.tasks:
         resolve_task(ref)  # fail on a typo before any model call
-    client = client or make_client(request.model, request.use_cache)
+    budget = Budget(request.max_calls, request.max_cost)
+    if budget.max_cost_usd is not None:
+        _check_priced([request.model, *split_judges(request)])
+    ledger = getattr(client, "ledger", None) or RunLedger(budget, meter=request.meter,
+                                                          planned_calls=_planned_calls(request))
+    client = client or make_client(request.model, request.use_cache, ledger)
+    if getattr(client, "ledger", None) is None:
+        client.ledger = ledger
     run = RunInfo(model_id=client.model_id, generation_parameters=dict(request.generation),
                   judge_ids=[_spec_label(request.judge)] if request.judge else [])
     results: list[TaskResult] = []
+    not_run: list[str] = []
     for ref in request.tasks:
-        results.extend(run_task(ref, request, client))
+        if ledger.exhausted:
+            not_run.append(ref)
+            continue
+        skipped_before = ledger.skipped
+        task_results = run_task(ref, request, client)
+        if ledger.skipped > skipped_before:
+            for result in task_results:
+                result.provenance["incomplete"] = ledger.stop_reason
+        results.extend(task_results)
+    ledger.finish()
+    run.ledger = ledger.as_dict()
+    if ledger.exhausted:
+        run.incomplete = {"reason": ledger.stop_reason, "skipped_calls": ledger.skipped, "tasks_not_run": not_run,
+                          "tasks_partial": [r.key for r in results if r.provenance.get("incomplete")]}
     for result in results:  # judges a runner chose itself (the SGI idea panel, the dry-experiment judge)
         for judge_id in [*result.provenance.get("idea_judges", []), result.provenance.get("dry_judge_id")]:
             if judge_id and judge_id not in run.judge_ids:

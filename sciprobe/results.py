@@ -128,6 +128,8 @@ class RunInfo:
     judge_ids: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     param_adjustments: list[str] = field(default_factory=list)
+    ledger: dict[str, Any] = field(default_factory=dict)       # the run's calls/cost and caps (sciprobe.llm.ledger)
+    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run
     start: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
 
 
@@ -163,6 +165,8 @@ def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
             "judge_ids": run.judge_ids,
             "usage": run.usage,
             "param_adjustments": run.param_adjustments,
+            "ledger": run.ledger,
+            "incomplete": run.incomplete,
             "tasks": {t.key: {"scores": {m: s.as_dict() for m, s in t.scores.items()},
                               "provenance": t.provenance, "details": detail_files[t.key]} for t in tasks},
         },

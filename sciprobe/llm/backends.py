@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import email.utils
 import gc
+import json
 import os
 import random
 import time
@@ -24,8 +25,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciprobe.errors import SciprobeError
+from sciprobe.llm.ledger import skipped_completion
+from sciprobe.llm.pacing import estimate_tokens, pacer_for
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
+
+#: Phrases of provider 429s that mean "out of credit", not "too fast" (OpenAI, Azure, Anthropic wording).
+_QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "quota exceeded", "billing",
+                  "credit balance is too low")
 
 #: Longest wait honoured from a Retry-After header: a provider asking for an hour would stall the whole run.
 MAX_RETRY_AFTER_S = 120.0
@@ -40,10 +47,12 @@ class Job:
 
 
 ResultCallback = Callable[[Job, Completion], None]
+#: Asked right before each request goes out: None to send it, or why not (the run's budget is spent).
+AdmitFn = Callable[[], "str | None"]
 
 
 class Backend(Protocol):
-    async def run(self, jobs: Sequence[Job], on_result: ResultCallback) -> None: ...
+    async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None: ...
 
 
 class FatalBackendError(SciprobeError):
@@ -81,6 +90,25 @@ def error_text(exc: BaseException) -> str:
     if len(message) > 300:
         message = message[:297] + "..."
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def tool_calls_of(message: Any) -> list[dict[str, Any]]:
+    """The tool calls of a litellm assistant message as plain OpenAI-format dicts (``[]`` when none).
+
+    ``{"id", "type": "function", "function": {"name", "arguments"}}`` with ``arguments`` kept as the JSON
+    string the model wrote (it may be invalid JSON; the caller decides what that means).
+    """
+    calls = getattr(message, "tool_calls", None) or []
+    out: list[dict[str, Any]] = []
+    for call in calls:
+        get = call.get if isinstance(call, dict) else (lambda k, c=call: getattr(c, k, None))
+        function = get("function")
+        fget = function.get if isinstance(function, dict) else (lambda k, f=function: getattr(f, k, None))
+        arguments = fget("arguments")
+        out.append({"id": str(get("id") or f"call_{len(out)}"), "type": str(get("type") or "function"),
+                    "function": {"name": str(fget("name") or ""),
+                                 "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {})}})
+    return out
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -128,7 +156,16 @@ class RetryPolicy:
 
     @staticmethod
     def is_fatal(exc: BaseException, litellm: Any) -> bool:
-        return isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError))
+        return isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or \
+            RetryPolicy.is_quota(exc, litellm)
+
+    @staticmethod
+    def is_quota(exc: BaseException, litellm: Any) -> bool:
+        """A 429 that waiting cannot cure: the account is out of credit (OpenAI ``insufficient_quota``)."""
+        if not isinstance(exc, litellm.RateLimitError):
+            return False
+        message = str(exc).lower()
+        return any(marker in message for marker in _QUOTA_MARKERS)
 
     @staticmethod
     def is_retryable(exc: BaseException, litellm: Any) -> bool:
@@ -188,6 +225,7 @@ class RemoteBackend:
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
+        self.pacer = pacer_for(spec.name, spec.base_url, spec.rpm, spec.tpm)
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def _check_provider(self) -> str:
@@ -230,13 +268,13 @@ class RemoteBackend:
             if state.session is not None:
                 await state.session.close()  # before asyncio.run closes the loop: no "unclosed session"
 
-    async def run(self, jobs: Sequence[Job], on_result: ResultCallback) -> None:
+    async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None:
         aborted = asyncio.Event()
         state = self._enter_loop()
 
         async def one(job: Job) -> None:
             try:
-                on_result(job, await self.acomplete(job, state, aborted))
+                on_result(job, await self.acomplete(job, state, aborted, admit))
             except FatalBackendError:
                 aborted.set()
                 raise
@@ -253,19 +291,27 @@ class RemoteBackend:
         finally:
             await self._leave_loop(state)
 
-    async def acomplete(self, job: Job, state: _LoopState, aborted: asyncio.Event | None = None) -> Completion:
+    async def acomplete(self, job: Job, state: _LoopState, aborted: asyncio.Event | None = None,
+                        admit: AdmitFn | None = None) -> Completion:
         litellm = self._litellm
         started = time.perf_counter()
         extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
+        tokens = estimate_tokens(job.request.messages, job.request.params) if self.pacer.tpm else 0
         attempt = 0
         while True:
             attempt += 1
             try:
                 async with state.admission:
+                    # Paced inside the slot so that starts stay evenly spaced (a wait outside would let
+                    # queued calls burst in together when slots free up).
+                    await self.pacer.acquire(tokens)
                     if aborted is not None and aborted.is_set():
                         # A slot freed by the failing call can wake a queued one before the TaskGroup
                         # cancels it; do not start a doomed request.
                         raise asyncio.CancelledError
+                    refusal = admit() if admit is not None else None
+                    if refusal is not None:
+                        return skipped_completion(refusal, job.key, self.spec.name)
                     response = await litellm.acompletion(
                         model=self.spec.name,
                         messages=[dict(m) for m in job.request.messages],
@@ -280,16 +326,26 @@ class RemoteBackend:
                         **job.request.params,
                     )
             except Exception as exc:
+                if self.policy.is_quota(exc, litellm):
+                    raise FatalBackendError(
+                        f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
+                    ) from exc
                 if self.policy.is_fatal(exc, litellm):
                     raise FatalBackendError(
                         f"authentication failed for {self.spec.name} ({error_text(exc)}); "
                         "check the spec's api_key / api_key_env"
                     ) from exc
                 if attempt <= self.policy.max_retries and self.policy.is_retryable(exc, litellm):
-                    await asyncio.sleep(self.policy.delay(attempt, exc))
+                    delay = self.policy.delay(attempt, exc)
+                    if isinstance(exc, litellm.RateLimitError):
+                        self.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
+                    await asyncio.sleep(delay)
                     continue
                 return self._failure(job, exc, attempt, started)
-            return self._success(job, response, attempt, started)
+            completion = self._success(job, response, attempt, started)
+            self.pacer.on_success()
+            self.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
+            return completion
 
     def _failure(self, job: Job, exc: BaseException, attempts: int, started: float) -> Completion:
         return Completion(
@@ -305,7 +361,8 @@ class RemoteBackend:
         latency = time.perf_counter() - started
         choice = response.choices[0] if response.choices else None
         text = getattr(getattr(choice, "message", None), "content", None)
-        if text is None:
+        tool_calls = tool_calls_of(getattr(choice, "message", None))
+        if text is None and not tool_calls:
             reason = getattr(choice, "finish_reason", None)
             return Completion(
                 text=None,
@@ -325,6 +382,7 @@ class RemoteBackend:
             attempts=attempts,
             request_hash=job.key,
             model=self.spec.name,
+            tool_calls=tool_calls or None,
         )
 
     def _cost(self, response: Any) -> float | None:

@@ -5,10 +5,16 @@ install: BerriAI/litellm#42195), and judge re-runs must replay *exactly*, across
 
 Every ``put`` commits at once, so a run killed mid-way loses no completed (paid-for) call; failures are
 never stored, so a re-run retries them.
+
+Tool calls (``Completion.tool_calls``) live in a side table ``tool_calls(key, calls_json)`` rather than in a
+new column of ``responses``: rows written before it existed stay readable (no tool calls), and an older
+sciprobe sharing the file keeps writing its seven-column rows. A tool-call message without text is stored
+with ``text = ''`` and read back as ``text=None``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -29,6 +35,7 @@ CREATE TABLE IF NOT EXISTS responses (
     created_at REAL NOT NULL
 )
 """
+_TOOL_CALLS_SCHEMA = "CREATE TABLE IF NOT EXISTS tool_calls (key TEXT PRIMARY KEY, calls_json TEXT NOT NULL)"
 
 
 def sciprobe_home() -> Path:
@@ -76,18 +83,22 @@ class ResponseCache:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=30000")
             self._conn.execute(_SCHEMA)
+            self._conn.execute(_TOOL_CALLS_SCHEMA)
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
             row = self._conn.execute(
-                "SELECT model, text, prompt_tokens, completion_tokens, cost_usd FROM responses WHERE key = ?",
+                "SELECT r.model, r.text, r.prompt_tokens, r.completion_tokens, r.cost_usd, t.calls_json "
+                "FROM responses AS r LEFT JOIN tool_calls AS t ON t.key = r.key WHERE r.key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        model, text, prompt_tokens, completion_tokens, cost_usd = row
+        model, text, prompt_tokens, completion_tokens, cost_usd, calls_json = row
+        tool_calls = json.loads(calls_json) if calls_json else None
         return Completion(
-            text=text,
+            text=None if tool_calls and text == "" else text,
+            tool_calls=tool_calls,
             cached=True,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -102,19 +113,22 @@ class ResponseCache:
         """Store a successful completion; returns False (and stores nothing) for a failure."""
         if not completion.ok:
             return False
+        row = (key, completion.model, completion.text if completion.text is not None else "",
+               completion.prompt_tokens, completion.completion_tokens, completion.cost_usd, time.time())
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    completion.model,
-                    completion.text,
-                    completion.prompt_tokens,
-                    completion.completion_tokens,
-                    completion.cost_usd,
-                    time.time(),
-                ),
-            )
+            if not completion.tool_calls:
+                self._conn.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+                return True
+            # text '' + its tool calls must land together: a reader must never see the row without them
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+                self._conn.execute("INSERT OR REPLACE INTO tool_calls VALUES (?, ?)",
+                                   (key, json.dumps(completion.tool_calls, ensure_ascii=False, sort_keys=True)))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
         return True
 
     def created_at(self, key: str) -> float | None:

@@ -12,7 +12,10 @@ What the client guarantees, whatever the backend:
   is stored the moment it arrives, failures never;
 - the cache key is built from the *effective* params (spec defaults + request params, minus what the model
   rejects), and every such adjustment is listed in ``param_adjustments`` for provenance;
-- ``stats`` accumulates calls, cache hits, failures, retries, tokens and cost across batches.
+- ``stats`` accumulates calls, cache hits, failures, retries, tokens and cost across batches;
+- with a :class:`~sciprobe.llm.ledger.RunLedger` (shared by every client of a run), each request is admitted
+  against the run's caps right before it is sent; refused ones come back ``skipped`` (never cached), so a
+  capped run stops within one batch of its limit and a rerun resumes from the cache.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 from sciprobe.llm.backends import Backend, Job, RemoteBackend
 from sciprobe.llm.cache import ResponseCache, request_key
+from sciprobe.llm.ledger import RunLedger
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request, UsageStats
 
@@ -41,6 +45,7 @@ class LLMClient:
         max_retries: int | None = None,
         *,
         backoff_base_s: float = 0.5,
+        ledger: RunLedger | None = None,
     ) -> None:
         parsed = ModelSpec.parse(spec) if isinstance(spec, str) else spec
         overrides: dict[str, Any] = {}
@@ -50,11 +55,13 @@ class LLMClient:
             overrides["max_retries"] = max_retries
         self.spec: ModelSpec = dataclasses.replace(parsed, **overrides) if overrides else parsed
         self.cache = cache
+        self.ledger = ledger
         self.model_id: str = self.spec.model_id
         self.stats = UsageStats()
         self.param_adjustments: list[str] = []
         self._adjustment_seen: set[str] = set()
         self._lock = threading.Lock()  # stats/adjustments may be touched from several event loops
+        self._backoff_base_s = backoff_base_s
         self._backend: Backend = self._make_backend(backoff_base_s)
 
     def _make_backend(self, backoff_base_s: float) -> Backend:
@@ -80,6 +87,11 @@ class LLMClient:
     def _record(self, completion: Completion) -> None:
         with self._lock:
             self.stats.add(completion)
+
+    def without_cache(self) -> LLMClient:
+        """A client for the same model and run (same ledger) that neither reads nor writes the cache: for a
+        deliberate re-ask of an identical request."""
+        return LLMClient(self.spec, cache=None, ledger=self.ledger, backoff_base_s=self._backoff_base_s)
 
     # -- async API ---------------------------------------------------------------------------------
     async def acomplete(self, request: Request) -> Completion:
@@ -110,7 +122,7 @@ class LLMClient:
                 progress.update(len(positions))
 
             if jobs:
-                await self._backend.run(jobs, on_result)
+                await self._backend.run(jobs, on_result, self.ledger.admit if self.ledger is not None else None)
         finally:
             progress.close()
         missing = [i for i, r in enumerate(results) if r is None]
@@ -130,6 +142,8 @@ class LLMClient:
                 item = dataclasses.replace(completion, cached=True, attempts=0, latency_s=0.0)
             results[position] = item
             self._record(item)
+            if self.ledger is not None:
+                self.ledger.record(item)
 
     # -- sync API ----------------------------------------------------------------------------------
     def complete_many(self, requests: Sequence[Request], desc: str | None = None) -> list[Completion]:

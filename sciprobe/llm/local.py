@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.llm.backends import Job, ResultCallback, error_text
+from sciprobe.llm.backends import AdmitFn, Job, ResultCallback, error_text
+from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.cache import sciprobe_home
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
@@ -291,11 +292,19 @@ class LocalBackend:
         self.name = spec.local_name
         self.batch_size = spec.concurrency
 
-    async def run(self, jobs: Sequence[Job], on_result: ResultCallback) -> None:
+    async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None:
         loop = asyncio.get_running_loop()
         model = await loop.run_in_executor(_executor(), get_local_model, self.name)
         for start in range(0, len(jobs), self.batch_size):
-            chunk = jobs[start:start + self.batch_size]
+            chunk = []
+            for job in jobs[start:start + self.batch_size]:
+                refusal = admit() if admit is not None else None
+                if refusal is None:
+                    chunk.append(job)
+                else:
+                    on_result(job, skipped_completion(refusal, job.key, self.spec.name))
+            if not chunk:
+                continue
             outs = await loop.run_in_executor(
                 _executor(), model.generate, [j.request for j in chunk], [j.key for j in chunk]
             )

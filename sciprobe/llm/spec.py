@@ -26,7 +26,7 @@ PLACEHOLDER_API_KEY = "sk-sciprobe-no-key"
 
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p")
 _INT_KEYS = frozenset({"concurrency", "max_retries", "max_tokens"})
-_FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p"})
+_FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p", "rpm", "tpm"})
 _STR_KEYS = frozenset({"base_url", "api_key", "api_key_env"})
 _KNOWN_KEYS = _INT_KEYS | _FLOAT_KEYS | _STR_KEYS
 
@@ -63,6 +63,8 @@ class ModelSpec:
     temperature: float | None = None
     max_tokens: int | None = None
     top_p: float | None = None
+    rpm: float | None = None  # requests per minute this deployment allows (sciprobe.llm.pacing)
+    tpm: float | None = None  # tokens per minute
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -206,6 +208,10 @@ def _validate(spec: ModelSpec) -> None:
         raise SciprobeError(f"{spec.name}: top_p must be in (0, 1], got {spec.top_p}")
     if spec.max_tokens is not None and spec.max_tokens < 1:
         raise SciprobeError(f"{spec.name}: max_tokens must be >= 1, got {spec.max_tokens}")
+    for key in ("rpm", "tpm"):
+        value = getattr(spec, key)
+        if value is not None and value <= 0:
+            raise SciprobeError(f"{spec.name}: {key} must be > 0, got {value}")
     if spec.api_key is not None and spec.api_key_env is not None:
         raise SciprobeError(f"{spec.name}: give api_key or api_key_env, not both")
     if spec.is_local:

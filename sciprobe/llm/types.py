@@ -47,10 +47,15 @@ class Completion:
     attempts: int = 1
     request_hash: str = ""
     model: str = ""
+    skipped: bool = False  # never sent: the run's budget was spent (see sciprobe.llm.ledger)
+    # The assistant message's tool calls, OpenAI chat format ([{"id", "type": "function", "function": {"name",
+    # "arguments": "<json string>"}}]), when the request offered ``tools`` in its params and the model called
+    # some. A message with tool calls and no text is a success.
+    tool_calls: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.text is not None
+        return self.error is None and (self.text is not None or bool(self.tool_calls))
 
 
 @dataclass
@@ -60,6 +65,7 @@ class UsageStats:
     calls: int = 0
     cached: int = 0
     failed: int = 0
+    skipped: int = 0
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -69,6 +75,9 @@ class UsageStats:
     def add(self, completion: Completion) -> None:
         self.calls += 1
         self.retries += max(0, completion.attempts - 1)
+        if completion.skipped:
+            self.skipped += 1
+            return
         if completion.cached:
             self.cached += 1
         if not completion.ok:

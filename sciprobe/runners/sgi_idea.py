@@ -49,7 +49,7 @@ def complete_attempt(client: Any, requests: Sequence[Request], attempt: int, des
     out: list[Completion | None] = [cache.get(k) for k in keys]
     missing = [i for i, c in enumerate(out) if c is None]
     if missing:
-        fresh = LLMClient(client.spec, cache=None)
+        fresh = client.without_cache() if hasattr(client, "without_cache") else LLMClient(client.spec, cache=None)
         for i, completion in zip(missing, fresh.complete_many([requests[i] for i in missing], desc=desc)):
             if completion.ok:
                 cache.put(keys[i], completion)

@@ -1,0 +1,273 @@
+"""``sciprobe evaluate --dry-run``: what a run would cost, before it spends anything.
+
+The plan runs each task's real runner with *plan clients*: an :class:`~sciprobe.llm.client.LLMClient`
+whose backend sends nothing. A request found in the response cache is answered from it and counted as
+cached (free); any other request is counted as a call, with its prompt tokens counted by litellm's local
+tokenizer and its completion tokens taken as ``max_tokens`` (or :data:`ASSUMED_COMPLETION_TOKENS` when no
+limit is set, said so in the plan), and answered with an empty placeholder so the runner can go on to
+the next stage (tournament rounds, judges). So the counts follow the runners' own logic (tournaments,
+judge panels, position swaps) instead of a second description of it that could drift.
+
+What a plan cannot know: a request repeated because an earlier answer did not parse (judge re-asks) is
+counted apart as ``reasks``, an upper bound on retries; transport retries (429, 5xx) are not counted;
+stages that depend on what the model answers are estimated from placeholder answers (the Swiss
+tournament's late rounds can pair fewer players; a dry-experiment judge is asked only where exact
+comparison fails: counted as its upper bound). Prices come from litellm's bundled price table (no network);
+a model it does not know is priced ``unknown``, never 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sciprobe.llm.backends import AdmitFn, Job, ResultCallback, import_litellm
+from sciprobe.llm.client import LLMClient
+from sciprobe.llm.types import Completion
+
+#: Completion tokens assumed per call when the request sets no ``max_tokens``.
+ASSUMED_COMPLETION_TOKENS = 512
+
+
+@dataclass
+class Tally:
+    """Planned calls of one model (the evaluated one or a judge) in one task."""
+
+    model: str
+    role: str
+    calls: int = 0
+    cached: int = 0
+    repeats: int = 0
+    reasks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    assumed_completion: bool = False
+    local: bool = False
+    _seen: set[str] = field(default_factory=set, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def cost(self) -> float | None:
+        if self.local or self.calls == 0:
+            return 0.0
+        litellm = import_litellm()
+        try:
+            prompt, completion = litellm.cost_per_token(model=self.model, prompt_tokens=self.prompt_tokens,
+                                                        completion_tokens=self.completion_tokens)
+        except Exception:  # noqa: BLE001 - not in the price table: unknown, not free
+            return None
+        return float(prompt) + float(completion)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "role": self.role, "calls": self.calls, "cached": self.cached,
+                "reasks": self.reasks, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "completion_tokens_assumed": self.assumed_completion,
+                "cost_usd": self.cost()}
+
+
+def _prompt_tokens(model: str, messages: Sequence[dict[str, Any]]) -> int:
+    litellm = import_litellm()
+    try:
+        return int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))
+    except Exception:  # noqa: BLE001 - a tokenizer litellm cannot load offline: 4 characters a token
+        return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
+
+
+class _PlanBackend:
+    """Counts what would be sent and answers with an empty placeholder; never sends."""
+
+    def __init__(self, tally: Tally, default_max_tokens: int | None, *, cached: bool, reasking: bool) -> None:
+        self.tally = tally
+        self.default_max_tokens = default_max_tokens
+        self.cached = cached        # a real run would have stored earlier answers, so repeats are free
+        self.reasking = reasking    # a deliberate uncached re-ask (sgi idea judges): repeats are re-asks
+
+    async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None:
+        for job in jobs:
+            tally = self.tally
+            with tally._lock:
+                if job.key in tally._seen and self.reasking:
+                    tally.reasks += 1  # the same request again: a re-ask after an unparsable answer
+                elif job.key in tally._seen and self.cached:
+                    tally.repeats += 1  # asked in an earlier batch: the real run finds it in its cache
+                else:
+                    tally._seen.add(job.key)
+                    tally.calls += 1
+                    tally.prompt_tokens += _prompt_tokens(tally.model, job.request.messages)
+                    limit = job.request.params.get("max_tokens") or self.default_max_tokens
+                    if not limit:
+                        tally.assumed_completion = True
+                    tally.completion_tokens += int(limit or ASSUMED_COMPLETION_TOKENS)
+            on_result(job, Completion(text="", request_hash=job.key, model=tally.model))
+
+
+class _ReadOnlyCache:
+    """The real response cache for reading; a plan writes nothing."""
+
+    def __init__(self, cache: Any) -> None:
+        self._cache = cache
+
+    def get(self, key: str) -> Completion | None:
+        return self._cache.get(key) if self._cache is not None else None
+
+    def put(self, key: str, completion: Completion) -> bool:
+        return False
+
+    def __contains__(self, key: object) -> bool:
+        return self._cache is not None and key in self._cache
+
+
+class PlanClient(LLMClient):
+    """An LLMClient that plans instead of calling: see the module docstring."""
+
+    def __init__(self, spec: str, cache: Any, role: str, tally: Tally | None = None, *, use_cache: bool = True,
+                 reasking: bool = False) -> None:
+        self._role = role
+        self._tally = tally
+        self._use_cache = use_cache
+        self._reasking = reasking
+        self._twins: list[PlanClient] = []
+        super().__init__(spec, cache=_ReadOnlyCache(cache) if use_cache else None)
+
+    def _make_backend(self, backoff_base_s: float) -> Any:
+        if self._tally is None:
+            self._tally = Tally(self.spec.name, self._role, local=self.spec.is_local)
+        return _PlanBackend(self._tally, self.spec.max_tokens, cached=self._use_cache, reasking=self._reasking)
+
+    @property
+    def tally(self) -> Tally:
+        """The tally, with cache hits (and in-batch duplicates, which the client sends once) added in."""
+        assert self._tally is not None
+        self._tally.cached = self._tally.repeats + self.stats.cached + sum(t.stats.cached for t in self._twins)
+        return self._tally
+
+    def without_cache(self) -> PlanClient:
+        twin = PlanClient(self.spec.to_string(), None, self._role, tally=self._tally, use_cache=False,
+                          reasking=True)
+        twin.spec = self.spec
+        self._twins.append(twin)
+        return twin
+
+
+@dataclass
+class TaskPlan:
+    task: str
+    items: int
+    total_items: int
+    cutoff: dict[str, Any]
+    tallies: list[Tally]
+    notes: list[str]
+
+    @property
+    def calls(self) -> int:
+        return sum(t.calls for t in self.tallies)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "items": self.items, "items_before_cutoff": self.total_items,
+                "cutoff": self.cutoff, "calls": self.calls, "by_model": [t.as_dict() for t in self.tallies],
+                "notes": self.notes}
+
+
+@dataclass
+class RunPlan:
+    tasks: list[TaskPlan]
+
+    @property
+    def calls(self) -> int:
+        return sum(t.calls for t in self.tasks)
+
+    def totals(self) -> list[dict[str, Any]]:
+        """Per model and role, summed over tasks; cost None when any part is unpriced."""
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        for task in self.tasks:
+            for tally in task.tallies:
+                row = merged.setdefault((tally.role, tally.model), {
+                    "role": tally.role, "model": tally.model, "calls": 0, "cached": 0, "reasks": 0,
+                    "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
+                for key in ("calls", "cached", "reasks", "prompt_tokens", "completion_tokens"):
+                    row[key] += getattr(tally, key) if key != "cached" else tally.cached
+                cost = tally.cost()
+                row["cost_usd"] = None if cost is None or row["cost_usd"] is None else row["cost_usd"] + cost
+        return list(merged.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "tasks": [t.as_dict() for t in self.tasks], "totals": self.totals()}
+
+
+def plan_run(request: Any) -> RunPlan:
+    """Plan every task of an :class:`~sciprobe.evaluation.EvaluationRequest` without calling any model."""
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.evaluation import run_task
+    from sciprobe.llm.cache import ResponseCache, default_cache_path
+
+    for ref in request.tasks:
+        resolve_task(ref)
+    cache = ResponseCache(default_cache_path()) if request.use_cache else None
+    plans = []
+    for ref in request.tasks:
+        _, task = resolve_task(ref)
+        client = PlanClient(request.model, cache, "model", use_cache=request.use_cache)
+        judges: list[PlanClient] = []
+
+        def judge_factory(spec: str, _judges: list[PlanClient] = judges) -> PlanClient:
+            judge = PlanClient(spec, cache, "judge", use_cache=request.use_cache)
+            _judges.append(judge)
+            return judge
+
+        planned = dataclasses.replace(copy.copy(request), tasks=[ref])
+        results = run_task(ref, planned, client, judge_factory=judge_factory, dry_run=True)
+        cutoff = results[0].provenance.get("cutoff", {}) if results else {}
+        items = max((len(r.records) for r in results), default=0)
+        tallies = [client.tally, *_merge_judges(judges)]
+        notes = list(dict.fromkeys(n for r in results for n in r.provenance.get("plan_notes", [])))
+        if any(t.assumed_completion for t in tallies):
+            notes.append(f"no max_tokens set: {ASSUMED_COMPLETION_TOKENS} completion tokens assumed per call")
+        if any(t.reasks for t in tallies):
+            notes.append("reasks: identical requests a runner repeats when an answer does not parse "
+                         "(an upper bound; a real run usually needs few)")
+        if task.runner == "swiss":
+            notes.append("I2R: late tournament rounds can pair fewer players than planned")
+        plans.append(TaskPlan(ref, items, int(cutoff.get("n_items_before", items)), cutoff, tallies, notes))
+    return RunPlan(plans)
+
+
+def _merge_judges(judges: list[PlanClient]) -> list[Tally]:
+    """One tally per judge model (a runner may build a judge's client more than once)."""
+    merged: dict[str, Tally] = {}
+    for judge in judges:
+        tally = judge.tally
+        if tally.model not in merged:
+            merged[tally.model] = dataclasses.replace(tally)
+            continue
+        into = merged[tally.model]
+        for key in ("calls", "cached", "repeats", "reasks", "prompt_tokens", "completion_tokens"):
+            setattr(into, key, getattr(into, key) + getattr(tally, key))
+        into.assumed_completion |= tally.assumed_completion
+    return list(merged.values())
+
+
+def format_plan(plan: RunPlan) -> str:
+    """The plan as the table ``--dry-run`` prints."""
+    lines = ["task                                     items  model/judge                         calls  cached  "
+             "reasks  tokens in/out        cost"]
+    for task in plan.tasks:
+        for n, tally in enumerate(task.tallies):
+            cost = tally.cost()
+            lines.append(f"{task.task if n == 0 else '':40} {task.items if n == 0 else '':>5}  "
+                         f"{(tally.role + ' ' + tally.model)[:34]:34} {tally.calls:>6} {tally.cached:>7} "
+                         f"{tally.reasks:>7}  {tally.prompt_tokens:>9}/{tally.completion_tokens:<9} {_money(cost):>9}")
+        for note in task.notes:
+            lines.append(f"{'':47}note: {note}")
+    lines.append("")
+    lines.append("totals (cached calls are free):")
+    for row in plan.totals():
+        lines.append(f"  {row['role']:5} {row['model']:40} calls {row['calls']:>6}  cached {row['cached']:>6}  "
+                     f"tokens {row['prompt_tokens']}/{row['completion_tokens']}  cost {_money(row['cost_usd'])}")
+    return "\n".join(lines)
+
+
+def _money(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"

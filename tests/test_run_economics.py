@@ -1,0 +1,199 @@
+"""Run economics over real HTTP (loopback stub): the dry-run plan against the calls a run really makes,
+hard caps that stop a run within one batch and resume from the cache, pacing, quota errors, the meter."""
+
+import asyncio
+import io
+import json
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from sciprobe.cli import EXIT_INCOMPLETE, main
+from sciprobe.errors import SciprobeError
+from sciprobe.evaluation import EvaluationRequest, evaluate
+from sciprobe.llm.client import LLMClient
+from sciprobe.llm.ledger import Budget, RunLedger
+from sciprobe.llm.pacing import Pacer
+from sciprobe.llm.stub_server import StubServer
+from sciprobe.llm.types import Completion, Request
+from sciprobe.plan import plan_run
+
+IDR_TASKS = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i2r"]
+
+
+def verdict_reply(body: dict) -> str:
+    prompt = body["messages"][-1]["content"]
+    if "Your choice:" in prompt:
+        return "Your choice: Paper 1\nConfidence score: 60"
+    if "Your reason:" in prompt:
+        return "Your verdict: No\nYour reason: Unrelated problems.\nConfidence score: 70"
+    return "Your verdict: Yes\nConfidence score: 80"
+
+
+def _request(stub: StubServer, tmp_path: Path, **kw) -> EvaluationRequest:
+    model = kw.pop("model", f"openai/stub-model,base_url={stub.base_url},api_key=sk-test,concurrency=4")
+    return EvaluationRequest(tasks=kw.pop("tasks", IDR_TASKS), model=model, output_dir=tmp_path / "out", **kw)
+
+
+def _results(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_dry_run_plan_matches_the_calls_made_and_then_counts_them_cached(tmp_path):
+    # The default stub reply never names a paper, like the planner's placeholder, so even the tournament's
+    # late rounds pair the same players: the plan must be exact.
+    with StubServer() as stub:
+        request = _request(stub, tmp_path)
+        plan = plan_run(request)
+        assert stub.count == 0, "planning must not call the model"
+        assert [t.task for t in plan.tasks] == IDR_TASKS
+        assert plan.tasks[0].items == 16 and plan.tasks[0].calls == 16
+        evaluate(request)
+        assert stub.count == plan.calls
+        replanned = plan_run(request)
+        assert replanned.calls == 0
+        assert sum(t["cached"] for t in replanned.totals()) == sum(t["cached"] + t["calls"] for t in plan.totals())
+
+
+def test_dry_run_estimate_for_a_parsing_model_stays_within_the_tournament_tolerance(tmp_path):
+    with StubServer(reply=verdict_reply) as stub:
+        request = _request(stub, tmp_path)
+        plan = plan_run(request)
+        evaluate(request)
+        i2r_planned = next(t.calls for t in plan.tasks if t.task == "idrbench:i2r")
+        others = plan.calls - i2r_planned
+        # ipi and i3 are exact; the tournament's late rounds depend on who wins
+        assert others + 0.8 * i2r_planned <= stub.count <= others + 1.2 * i2r_planned
+
+
+def test_dry_run_cli_prints_tokens_and_prices_unknown_models_as_unknown(tmp_path, capsys):
+    with StubServer() as stub:
+        model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
+        assert main(["evaluate", "idrbench:ipi", "--model", model, "--dry-run"]) == 0
+        text = capsys.readouterr().out
+        assert "idrbench:ipi" in text and "unknown" in text
+        assert main(["evaluate", "idrbench:ipi", "--model", "openai/gpt-4o-mini", "--dry-run", "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        row = plan["totals"][0]
+        assert row["calls"] == 16 and row["prompt_tokens"] > 16 * 100 and 0 < row["cost_usd"] < 1
+        assert stub.count == 0
+
+
+def test_max_calls_stops_within_the_limit_writes_partial_results_and_resumes(tmp_path, capsys):
+    with StubServer(latency_s=0.01) as stub:
+        model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test,concurrency=3"
+        out = tmp_path / "capped"
+        code = main(["evaluate", *IDR_TASKS, "--model", model, "--max-calls", "20", "--output-dir", str(out)])
+        assert code == EXIT_INCOMPLETE
+        assert stub.count == 20
+        assert "INCOMPLETE: max_calls=20 reached" in capsys.readouterr().err
+        results = _results(sorted((out / "results").rglob("*.json"))[-1])
+        incomplete = results["sciprobe"]["incomplete"]
+        assert incomplete["tasks_not_run"] == ["idrbench:i2r"]
+        assert incomplete["tasks_partial"] == ["idrbench:i3_set1|0"]
+        i3 = results["sciprobe"]["tasks"]["idrbench:i3_set1|0"]
+        assert i3["provenance"]["incomplete"] == "max_calls=20 reached"
+        details = pq.read_table(out / i3["details"]).to_pylist()
+        refused = [d for d in details if (d.get("error") or "").startswith("BudgetExhausted: max_calls=20")]
+        assert len(refused) == incomplete["skipped_calls"] > 0  # recorded with the reason, not lost
+        assert len(details) == results["results"]["idrbench:i3_set1|0"]["n_items"]
+        assert results["sciprobe"]["ledger"]["sent"] == 20
+        first = stub.count
+        assert main(["evaluate", *IDR_TASKS, "--model", model, "--output-dir", str(tmp_path / "full")]) == 0
+        full = _results(sorted((tmp_path / "full" / "results").rglob("*.json"))[-1])
+        assert full["sciprobe"]["incomplete"] is None
+        assert full["sciprobe"]["ledger"]["cached"] >= first  # the capped run's answers were kept
+        assert stub.count - first == full["sciprobe"]["ledger"]["sent"]
+
+
+def test_max_cost_stops_within_one_batch_of_the_cap(tmp_path):
+    # gpt-4o-mini is in litellm's bundled price table; the stub answers under that name.
+    with StubServer(latency_s=0.01) as stub:
+        request = _request(stub, tmp_path, tasks=["idrbench:ipi", "idrbench:i3_set1"], max_cost=0.0002,
+                           model=f"openai/gpt-4o-mini,base_url={stub.base_url},api_key=sk-test,concurrency=2")
+        path, _ = evaluate(request)
+        ledger = _results(path)["sciprobe"]["ledger"]
+        assert _results(path)["sciprobe"]["incomplete"]["reason"].startswith("max_cost=$0.0002 reached")
+        per_call = ledger["cost_usd"] / ledger["answered"]
+        # over by at most the calls already in flight: concurrency 2, admitted x2 into litellm (backends.py)
+        assert 0.0002 <= ledger["cost_usd"] <= 0.0002 + 4 * per_call
+        assert stub.count == ledger["sent"] < 32
+
+
+def test_max_cost_refuses_an_unpriced_model_before_any_call(tmp_path):
+    with StubServer() as stub:
+        with pytest.raises(SciprobeError, match="no price for openai/stub-model"):
+            evaluate(_request(stub, tmp_path, max_cost=1.0))
+        assert stub.count == 0
+
+
+def test_ledger_caps_and_meter_line():
+    stream = io.StringIO()
+    ledger = RunLedger(Budget(max_calls=2), planned_calls=4, meter=True, stream=stream, meter_interval_s=0)
+    assert ledger.admit() is None and ledger.admit() is None
+    assert ledger.admit() == "max_calls=2 reached" and ledger.exhausted
+    ledger.record(Completion(text="a", prompt_tokens=10, completion_tokens=5, cost_usd=0.01))
+    ledger.record(Completion(text=None, error="InternalServerError: boom"))
+    ledger.record(Completion(text="b", cached=True))
+    line = ledger.meter_line()
+    assert line.startswith("3/4 | calls 2 answered, 1 cached, 1 failed")
+    assert "15 tokens" in line and "$0.0100" in line and "ETA" in line
+    assert "[sciprobe] 1/4" in stream.getvalue()
+    with pytest.raises(SciprobeError):
+        Budget(max_calls=-1)
+
+
+def test_pacer_spaces_starts_and_pauses_the_deployment_on_429():
+    pacer = Pacer(rpm=600)  # one start every 100 ms
+
+    async def starts(n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            await pacer.acquire()
+            times.append(time.monotonic())
+        return times
+
+    times = asyncio.run(starts(4))
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert all(gap >= 0.095 for gap in gaps), gaps
+    pacer.on_rate_limited(0.3)
+    assert pacer.interval == pytest.approx(0.125)
+    began = time.monotonic()
+    asyncio.run(starts(1))
+    assert time.monotonic() - began >= 0.29
+    for _ in range(50):
+        pacer.on_success()
+    assert pacer.interval == pytest.approx(0.1)
+
+
+def test_token_pacing_waits_for_the_token_budget():
+    pacer = Pacer(tpm=60_000)  # 1,000 tokens a second
+
+    async def go() -> float:
+        began = time.monotonic()
+        await pacer.acquire(500)
+        await pacer.acquire(500)
+        await pacer.acquire(10)
+        return time.monotonic() - began
+
+    assert asyncio.run(go()) >= 0.95
+
+
+def test_client_rpm_paces_real_requests(tmp_path):
+    with StubServer() as stub:
+        client = LLMClient(f"openai/paced,base_url={stub.base_url},api_key=x,concurrency=8,rpm=1200")
+        began = time.monotonic()
+        out = client.complete_many([Request.of([{"role": "user", "content": f"q{i}"}]) for i in range(11)])
+        elapsed = time.monotonic() - began
+        assert all(c.ok for c in out) and stub.count == 11
+        assert elapsed >= 0.48  # ten intervals of 50 ms between eleven starts
+
+
+def test_429_pauses_and_retries_then_succeeds():
+    with StubServer(status_script=[429]) as stub:
+        client = LLMClient(f"openai/limited,base_url={stub.base_url},api_key=x,rpm=6000", backoff_base_s=0.01)
+        [completion] = client.complete_many([Request.of([{"role": "user", "content": "hi"}])])
+        assert completion.ok and completion.attempts == 2
+        assert client._backend.pacer.pauses == 1
