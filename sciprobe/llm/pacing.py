@@ -1,7 +1,7 @@
 """Request pacing per deployment: requests-per-minute and tokens-per-minute limits, and 429 back-pressure.
 
-A :class:`Pacer` spaces request *starts* evenly (a GCRA schedule: the next start may not be earlier than
-the previous one plus ``60 / rpm`` seconds), so a run at ``rpm=600`` sends one request every 100 ms
+A :class:`Pacer` spaces request *starts* evenly (GCRA: a request may start once the theoretical schedule
+of one start per ``60 / rpm`` seconds has reached it, with half an interval of tolerance), so a run at ``rpm=600`` sends one request every 100 ms
 instead of a burst of 600 followed by a minute of 429s. Token pacing does the same with the estimated
 tokens of each request (prompt characters / 4 plus ``max_tokens``), corrected by the usage the provider
 reports.
@@ -24,6 +24,9 @@ from typing import Any
 
 #: A 429 stretches the request interval by this factor (the configured rate was too high for the provider).
 SLOWDOWN = 1.25
+#: Share of one interval (of one second, for tokens) a late start may catch up: late wake-ups of a busy
+#: event loop are made good without sending two requests back to back.
+TOLERANCE = 0.5
 #: Each success shrinks a stretched interval by this factor, back to the configured one at most.
 RECOVERY = 0.98
 
@@ -34,33 +37,42 @@ class Pacer:
         self.tpm = tpm
         self._base_interval = 60.0 / rpm if rpm else 0.0
         self.interval = self._base_interval
-        self._next_start = 0.0       # monotonic time before which no request may start
-        self._token_time = 0.0       # the token schedule's theoretical arrival time
+        self._tat = 0.0              # theoretical arrival time of the next request (GCRA)
+        self._token_tat = 0.0        # the same for tokens
+        self._paused_until = 0.0     # a 429 holds every start until then
         self.pauses = 0              # 429s that paused the deployment
         self._lock = threading.Lock()
 
-    def _reserve(self, tokens: int) -> float:
-        """Book the next start slot; returns how long the caller must wait for it."""
+    def _try_start(self, tokens: int) -> float:
+        """Start now (returns 0) or say how long to wait before asking again.
+
+        Nothing is reserved while waiting: a caller that wakes late (a busy event loop) asks again, so late
+        wakers cannot all start together. ``TOLERANCE`` of an interval may be caught up after a late
+        start; more would burst.
+        """
         with self._lock:
             now = time.monotonic()
-            start = max(now, self._next_start)
+            ready = max(self._paused_until, self._tat - TOLERANCE * self.interval)
             if self.tpm:
-                # The request may start once the token schedule has caught up to it.
-                start = max(start, self._token_time)
-                self._token_time = max(self._token_time, start) + tokens * 60.0 / self.tpm
-            self._next_start = start + self.interval
-            return start - now
+                ready = max(ready, self._token_tat - TOLERANCE)
+            if now < ready:
+                return ready - now
+            self._tat = max(self._tat, now) + self.interval
+            if self.tpm:
+                self._token_tat = max(self._token_tat, now) + tokens * 60.0 / self.tpm
+            return 0.0
 
     async def acquire(self, tokens: int = 0) -> None:
-        wait = self._reserve(tokens)
-        if wait > 0:
+        if not (self.interval or self.tpm or self._paused_until):
+            return
+        while (wait := self._try_start(tokens)) > 0:
             await asyncio.sleep(wait)
 
     def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
         """Correct the token schedule once the provider reported the request's real usage."""
         if self.tpm and actual_tokens > 0:
             with self._lock:
-                self._token_time += (actual_tokens - estimated_tokens) * 60.0 / self.tpm
+                self._token_tat += (actual_tokens - estimated_tokens) * 60.0 / self.tpm
 
     def on_success(self) -> None:
         if self.interval > self._base_interval:
@@ -71,7 +83,7 @@ class Pacer:
         """A 429: hold every start of this deployment for ``pause_s`` and slow the schedule down."""
         with self._lock:
             self.pauses += 1
-            self._next_start = max(self._next_start, time.monotonic() + pause_s)
+            self._paused_until = max(self._paused_until, time.monotonic() + pause_s)
             if self._base_interval:
                 self.interval = min(self.interval * SLOWDOWN, self._base_interval * 8)
 
