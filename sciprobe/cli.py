@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                                    "(or its scoring worker)"))
     configure_publish_parser(sub.add_parser("publish", help="stage (--dry-run) or upload a dataset, metric or "
                                                            "the Space to the Hub"))
+    from sciprobe.export import configure_export_parser  # registers its handler in COMMANDS
+
+    configure_export_parser(sub.add_parser("export", help="results JSON -> Hugging Face model-index or "
+                                                         ".eval_results YAML"), COMMANDS)
     sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
     sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here")

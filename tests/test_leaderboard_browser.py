@@ -21,6 +21,25 @@ if chromium_path() is None:
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 
 
+# gradio 6.31 ignores pinned_columns when rendering (no sticky cell); sciprobe.leaderboard.app.CSS pins the first
+# column. Scroll the table's viewport sideways and measure where the first body cell and its header end up.
+PINNED_CHECK = """(sel) => new Promise((resolve) => {
+  const root = document.querySelector(sel);
+  const viewport = root.querySelector('.virtual-table-viewport');
+  viewport.scrollLeft = viewport.scrollWidth;
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const cell = root.querySelector('[role=gridcell]');
+    const header = root.querySelector('[role=columnheader]');
+    const box = cell.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.left + 4, box.top + box.height / 2);
+    resolve({scrolled: viewport.scrollLeft, scroll_width: viewport.scrollWidth, client_width: viewport.clientWidth,
+             viewport_left: viewport.getBoundingClientRect().left, cell_left: box.left,
+             header_left: header.getBoundingClientRect().left, text: cell.innerText,
+             on_top: !!hit && hit.closest('[role=gridcell]') === cell});
+  }));
+})"""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -81,6 +100,17 @@ def test_sign_in_submit_see_row_and_provenance(space_url, predictions):
             row.first.wait_for(timeout=30_000)
             text = row.first.inner_text()
             assert "16/16" in text and "idrbench" in text and "yes" in text  # coverage, benchmark, contamination-free
+
+            # the Model column stays pinned when the table scrolls sideways (narrow window so that it must scroll)
+            page.set_viewport_size({"width": 820, "height": 900})
+            pinned = page.evaluate(PINNED_CHECK, "#table-idrbench")
+            assert pinned["scroll_width"] > pinned["client_width"] and pinned["scrolled"] > 100, pinned
+            assert abs(pinned["cell_left"] - pinned["viewport_left"]) <= 1, pinned  # body cell stuck to the left
+            assert abs(pinned["header_left"] - pinned["viewport_left"]) <= 1, pinned  # and its header
+            assert pinned["on_top"] and pinned["text"].startswith("openai/gpt-4o-mini"), pinned  # visible, not covered
+            page.evaluate("(sel) => { document.querySelector(sel + ' .virtual-table-viewport').scrollLeft = 0; }",
+                          "#table-idrbench")
+            page.set_viewport_size(VIEWPORT)
 
             # provenance of the clicked cell
             row.first.locator("[role=gridcell]").filter(has_text="16/16").first.click()

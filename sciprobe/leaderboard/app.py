@@ -1,10 +1,11 @@
 """The leaderboard Space (Gradio 6.31, no ``gradio_leaderboard``; shared/spec/ecosystem.md §6).
 
-Tabs: an overview, one tab per *registered* benchmark (``sciprobe.benchmarks``), Provenance, Submit, Queue and
-About. Tables are ``gr.Dataframe(show_search="search", pinned_columns=1)`` (built-in search and sort) plus our
-own filters (mode, model family, contamination-free only, model search). Submissions are validated
-(:mod:`~sciprobe.leaderboard.validation`), stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side
-(:mod:`~sciprobe.leaderboard.queue`). Every event handler has an explicit ``api_name``.
+Tabs: an overview, one tab per *registered* benchmark (``sciprobe.benchmarks``), Provenance, Judge agreement
+(:mod:`~sciprobe.leaderboard.agreement`), Submit, Queue and About. Tables are
+``gr.Dataframe(show_search="search", pinned_columns=1)`` (built-in search and sort; the Model column is pinned by
+our CSS, because gradio 6.31 ignores ``pinned_columns`` when rendering) plus our own filters (mode, model family,
+contamination-free only, model search). Submissions are validated (:mod:`~sciprobe.leaderboard.validation`),
+stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side (:mod:`~sciprobe.leaderboard.queue`). Every event handler has an explicit ``api_name``.
 
 Environment:
   ``SCIPROBE_LEADERBOARD_DIR``        store folder (SQLite; hub cache) — tests point it at a tmp dir
@@ -44,6 +45,16 @@ CSS = """
 .sp-title h1 { margin-bottom: 0.2em; }
 .sp-note { font-size: 0.92em; opacity: 0.85; }
 #sp-status { min-height: 2.5em; }
+/* Pinned Model column. gradio 6.31's Dataframe passes pinned_columns to TanStack's columnPinning state (column
+   order only) and sets meta.isPinned, but nothing in its renderer reads either: no cell is made sticky, in any
+   browser. The frame's first column carries the class "first-column" (header <th> and body cells, inside the
+   horizontally scrolling .virtual-table-viewport), so CSS pins it. Checked by tests/test_leaderboard_browser.py. */
+.sp-pinned .virtual-table-viewport th.first-column,
+.sp-pinned .virtual-table-viewport .body-cell.first-column {
+    position: sticky !important; left: 0; z-index: 3;
+    background: var(--table-even-background-fill, var(--background-fill-primary));
+    box-shadow: 1px 0 0 var(--border-color-primary);
+}
 """
 
 ABOUT = """
@@ -51,8 +62,11 @@ ABOUT = """
 * **Scored here, never trusted:** an upload is a predictions JSONL for one task (`{"id", "response"}` raw model
   text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`). The
   Space validates it strictly and scores it with `sciprobe score` (`sciprobe.scoring_cli.score_file`).
-* **Rows:** one per model × benchmark version × dataset fingerprint × cutoff × judge set. A result on another
-  dataset revision is a separate row, never merged.
+* **Rows:** one per model × benchmark version × dataset fingerprint / revision × cutoff × judge set. A result on
+  another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local dataset folder)
+  or benchmark version is a separate row, never merged; a newer result on the same revision replaces the cell.
+* **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
+  judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,
   never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
 * **Contamination-free:** every scored item is dated after the model's knowledge cutoff (the submitter's claim,
@@ -121,6 +135,34 @@ class LeaderboardService:
         if not row_id:
             return {"hint": "choose a row (or click a cell in a leaderboard table)"}
         return tables.row_provenance(self.results(), row_id, task or None)
+
+    def panel_choices(self) -> list[tuple[str, str]]:
+        """Results scored by a panel of two or more judges, as (label, result id)."""
+        from sciprobe.leaderboard.agreement import panels
+
+        return [(label, result.result_id) for label, result in panels(self.results())]
+
+    def agreement(self, result_id: str | None):
+        """(heatmap figure, pairwise table) of the judges of one result; an empty view when there is none."""
+        import pandas as pd
+
+        from sciprobe.leaderboard.agreement import PROVENANCE_KEY, agreement_plot, agreement_table
+
+        columns = ["Judge A", "Judge B", "Items", "Pearson r", "Spearman rho", "Mean |diff|", "Verdict agreement"]
+        scores, title = None, "Judge agreement"
+        if result_id:
+            try:
+                result = self.store.get_result(result_id)
+            except SciprobeError:
+                result = None
+            if result is not None:
+                scores = (result.provenance or {}).get(PROVENANCE_KEY)
+                title = f"{display_text(result.model_name)} · {result.task}"
+        rows = [{"Judge A": display_text(r["judge_a"], 80), "Judge B": display_text(r["judge_b"], 80), "Items": r["n"],
+                 "Pearson r": r["pearson"], "Spearman rho": r["spearman"], "Mean |diff|": r["mean_abs_diff"],
+                 "Verdict agreement": r.get("verdict_agreement")}
+                for r in (agreement_table(scores) if scores else [])]
+        return agreement_plot(scores, title), pd.DataFrame(rows, columns=columns)
 
     def queue_frame(self):
         import pandas as pd
@@ -231,7 +273,8 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     table = gr.Dataframe(service.table(key), datatype="auto", interactive=False,
                                          show_search="search", pinned_columns=1, max_height=420, wrap=False,
                                          label="Leaderboard" if key == "overview" else f"{title} leaderboard",
-                                         buttons=["copy", "fullscreen"], elem_id=f"table-{key}")
+                                         buttons=["copy", "fullscreen"], elem_id=f"table-{key}",
+                                         elem_classes=["sp-pinned"])  # CSS pins it: see CSS above
                     with gr.Accordion("Provenance of the selected cell", open=False) as acc:
                         selected = gr.JSON(label="Provenance", elem_id=f"provenance-{key}", open=True)
                     if key != "overview":
@@ -273,6 +316,22 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     show = gr.Button("Show provenance", variant="primary", scale=0, min_width=220)
                 provenance = gr.JSON(label="Provenance", open=True, elem_id="provenance")
                 show.click(service.provenance, inputs=[row_box, task_box], outputs=provenance, api_name="provenance")
+
+            with gr.Tab("Judge agreement", id="tab-agreement"):
+                gr.Markdown("Where several judges scored the same items (SGI-Bench idea-generation panel, PreScience "
+                            "LACER with several judges), how far they agree item by item: Pearson / Spearman "
+                            "correlation of their per-item scores, mean absolute difference and, for pairwise "
+                            "votes, the share of identical verdicts.", elem_classes=["sp-note"])
+                panel_choices = service.panel_choices()
+                first_panel = panel_choices[0][1] if panel_choices else None
+                panel_box = gr.Dropdown(panel_choices, value=first_panel, label="Result scored by a judge panel",
+                                        elem_id="agreement-result")
+                first_fig, first_frame = service.agreement(first_panel)
+                agreement_fig = gr.Plot(first_fig, format="png", show_label=False, elem_id="agreement-plot")
+                agreement_df = gr.Dataframe(first_frame, interactive=False, label="Pairwise agreement",
+                                            elem_id="agreement-table")
+                panel_box.change(service.agreement, inputs=panel_box, outputs=[agreement_fig, agreement_df],
+                                 api_name="agreement")
 
             with gr.Tab("Submit", id="tab-submit"):
                 if settings.auth == "oauth":
@@ -338,12 +397,13 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 out += [tables.cutoff_plot(service.results(), service.columns[key]),
                         tables.task_bars(service.results(), service.columns[key])]
             out += [gr.update(choices=service.row_choices()), service.queue_frame()]
+            out += [gr.update(choices=service.panel_choices())]
             return out
 
         refresh_outputs = [tables_out[k] for k in tab_keys] + family_boxes
         for _, scatter, bars, _ in plots:
             refresh_outputs += [scatter, bars]
-        refresh_outputs += [row_box, queue_table]
+        refresh_outputs += [row_box, queue_table, panel_box]
         refresh_button.click(refresh_all, outputs=refresh_outputs, api_name="refresh")
         submit_event.then(refresh_all, outputs=refresh_outputs, api_name="refresh_after_submit")
         demo.load(refresh_all, outputs=refresh_outputs, api_name="load")

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
 from sciprobe.leaderboard.records import ResultRecord
 from sciprobe.leaderboard.store import LeaderboardStore
@@ -16,6 +17,20 @@ from sciprobe.leaderboard.store import LeaderboardStore
 
 def _family(model_id: str) -> str:
     return model_id.split("/", 1)[0] if "/" in model_id else model_id.split("-", 1)[0]
+
+
+def _judge_scores(results_path: Path, details: str | None) -> dict | None:
+    """Per-judge item scores from the task's details Parquet (``<out>/details/...``, next to ``<out>/results``),
+    when the task was scored by a panel of judges; None when there is no panel or no details file."""
+    if not details:
+        return None
+    file = results_path.resolve().parents[2] / details if len(results_path.resolve().parents) > 2 else None
+    if file is None or not file.is_file():
+        return None
+    try:
+        return judge_scores_from_details(file)
+    except Exception:  # noqa: BLE001 - an unreadable details file only loses the agreement view
+        return None
 
 
 def import_results_file(store: LeaderboardStore, path: Path, user: str = "local") -> list[str]:
@@ -31,20 +46,28 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
     for key, task in block["tasks"].items():
         ref = key.rsplit("|", 1)[0]
         base = ":".join(ref.split(":")[:2])
-        entry = merged.setdefault(base, {"scores": {}, "provenance": task["provenance"], "default": None})
+        entry = merged.setdefault(base, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
+                                         "headline": ""})
+        panel = _judge_scores(Path(path), task.get("details"))
+        if panel is not None:
+            entry["provenance"][PROVENANCE_KEY] = panel
         entry["scores"].update(task["scores"])
-        entry["default"] = entry["default"] or next(iter(task["scores"]))
+        config = (data.get("config_tasks") or {}).get(key) or {}
+        mode = config.get("default_mode")
+        entry["default"] = entry["default"] or (mode if mode in task["scores"] else next(iter(task["scores"])))
+        entry["headline"] = entry["headline"] or config.get("headline") or ""
     request_id = "import-" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     ids = []
     for ref, entry in merged.items():
         prov = entry["provenance"]
         default = entry["default"]
-        headline = next((k for k in ("macro_f1", "mrr") if k in entry["scores"][default]), "")
+        headline = entry["headline"] or next((k for k in ("macro_f1", "mrr") if k in entry["scores"][default]), "")
         record = ResultRecord(
             request_id=request_id, user=user, model_name=model_id, task=ref, benchmark=prov["benchmark"],
             benchmark_version=prov["benchmark_version"], dataset_fingerprint=prov["dataset_fingerprint"],
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
-            cutoff=(prov.get("cutoff") or {}).get("cutoff"), judge_ids=list(block.get("judge_ids") or []),
+            cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
+            judge_ids=list(block.get("judge_ids") or []),
             model_family=_family(model_id), model_cutoff=knowledge_cutoff(model_id, None))
         ids.append(store.add_result(record))
     return ids

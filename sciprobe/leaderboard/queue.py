@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import FAILED, FINISHED, ResultRecord, SubmissionRequest
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import ValidatedSubmission, sanitize_text
@@ -98,6 +99,16 @@ def submit(store: LeaderboardStore, sub: ValidatedSubmission, user: str, *, data
     return request
 
 
+def _judge_scores(details_file: Path) -> dict | None:
+    """Per-judge item scores when the task was scored by a judge panel (the Space's agreement view)."""
+    from sciprobe.leaderboard.agreement import judge_scores_from_details
+
+    try:
+        return judge_scores_from_details(details_file) if details_file.is_file() else None
+    except Exception:  # noqa: BLE001 - an unreadable details file only loses the agreement view
+        return None
+
+
 def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data: DataFor = data_for) -> SubmissionRequest:
     """Score one RUNNING request with ``score_file``; store the result; mark it FINISHED or FAILED."""
     from sciprobe.scoring_cli import score_file
@@ -117,6 +128,7 @@ def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data
             block = written["sciprobe"]["tasks"][task_result.key]
             details_file = Path(tmp) / "out" / block["details"]
             details = details_file.read_bytes() if details_file.is_file() else None
+            panel = _judge_scores(details_file)
             from sciprobe.leaderboard.validation import task_target
 
             target = task_target(request.task, location)
@@ -124,12 +136,15 @@ def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data
                          "scored_by": "sciprobe.scoring_cli.score_file", "environment": written["sciprobe"]["environment"],
                          "judge_ids": written["sciprobe"]["judge_ids"], "generation_parameters":
                          written["config_general"]["generation_parameters"]})
+            if panel is not None:
+                prov[PROVENANCE_KEY] = panel
             cutoff = (prov.get("cutoff") or {}).get("cutoff")
             result = ResultRecord(
                 request_id=request.request_id, user=request.user, model_name=request.model_name, task=request.task,
                 benchmark=request.benchmark, benchmark_version=request.benchmark_version,
                 dataset_fingerprint=request.dataset_fingerprint, headline=task_result.headline,
                 default_mode=task_result.default_mode, scores=block["scores"], provenance=prov, cutoff=cutoff,
+                dataset_revision=prov.get("dataset_revision") or None,
                 judge_ids=list(written["sciprobe"]["judge_ids"]), model_family=request.model_family,
                 model_revision=request.model_revision,
                 model_cutoff=knowledge_cutoff(request.model_name, request.model_cutoff),

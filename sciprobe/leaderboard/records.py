@@ -67,15 +67,41 @@ class SubmissionRequest:
 
 
 def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
-            cutoff: str | None, judge_ids: list[str]) -> str:
-    """The identity of one leaderboard row. A different dataset fingerprint (revision) is a different row."""
-    raw = json.dumps([model_name, benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)])
-    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None) -> str:
+    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums)
+    or recorded dataset revision (hub commit) is a different row, never merged.
+
+    The revision joins the key only when one is recorded, so rows stored before revisions were recorded keep
+    their ids (and their results keep replacing each other as before)."""
+    identity = [model_name, benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)]
+    if dataset_revision:
+        identity.append(str(dataset_revision))
+    return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
+
+
+def short_fingerprint(fingerprint: str | None, length: int = 8) -> str:
+    """A dataset fingerprint for display: the hash part (``hub:owner/name@rev:HASH`` -> ``HASH``), shortened."""
+    text = str(fingerprint or "")
+    if text.startswith("hub:"):
+        text = text.rsplit(":", 1)[-1]
+    return text[:length] or "unknown"
+
+
+def revision_label(dataset_revision: str | None, dataset_fingerprint: str | None) -> str:
+    """What the tables show as a row's data revision: the recorded hub revision (commit/tag, commits cut to 12
+    characters), else ``files:<checksum>`` for a local dataset folder identified by its Parquet checksums."""
+    if dataset_revision:
+        rev = str(dataset_revision)
+        return rev[:12] if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev.lower()) else rev[:40]
+    fingerprint = str(dataset_fingerprint or "")
+    if fingerprint.startswith("hub:") and "@" in fingerprint:
+        return fingerprint.split("@", 1)[1].rsplit(":", 1)[0][:40] or "unknown"
+    return f"files:{short_fingerprint(fingerprint)}"
 
 
 @dataclass
 class ResultRecord:
-    """One scored (model, benchmark version, task, dataset fingerprint, cutoff, judge set) cell group."""
+    """One scored (model, benchmark version, task, dataset fingerprint/revision, cutoff, judge set) cell."""
 
     request_id: str
     user: str
@@ -89,6 +115,7 @@ class ResultRecord:
     scores: dict[str, dict[str, Any]]        # mode -> ScoreReport.as_dict()
     provenance: dict[str, Any]
     cutoff: str | None = None                # the dataset cutoff the items were filtered with
+    dataset_revision: str | None = None      # the hub revision the data was loaded at (None: local files)
     judge_ids: list[str] = field(default_factory=list)
     model_family: str = ""
     model_revision: str = ""
@@ -99,7 +126,12 @@ class ResultRecord:
     @property
     def row_id(self) -> str:
         return row_key(self.model_name, self.benchmark, self.benchmark_version, self.dataset_fingerprint,
-                       self.cutoff, self.judge_ids)
+                       self.cutoff, self.judge_ids, self.dataset_revision)
+
+    @property
+    def revision(self) -> str:
+        """The data revision as the tables show it (see :func:`revision_label`)."""
+        return revision_label(self.dataset_revision, self.dataset_fingerprint)
 
     @property
     def result_id(self) -> str:

@@ -102,6 +102,7 @@ def provenance_view(result: ResultRecord) -> dict:
         "model_revision": result.model_revision, "model_family": result.model_family,
         "model_knowledge_cutoff": result.model_cutoff, "task": result.task, "benchmark": result.benchmark,
         "benchmark_version": result.benchmark_version, "dataset_fingerprint": result.dataset_fingerprint,
+        "dataset_revision": result.dataset_revision, "revision": result.revision,
         "cutoff": result.cutoff, "judge_ids": result.judge_ids, "min_item_date": result.min_item_date,
         "contamination_free": result.contamination_free, "submitted_by": result.user,
         "request_id": result.request_id, "created_time": result.created_time,

@@ -1,9 +1,10 @@
 """Leaderboard tables and plots from stored results (pure: results in, pandas / matplotlib out; no gradio).
 
-One row per (model, benchmark, benchmark version, dataset fingerprint, cutoff, judge set) — results scored on
-a different dataset revision never share a row. Benchmark tables have, per task, the headline metric of the
-chosen mode and its coverage (``scored/total``); the overview has one score column per task and a coverage
-summary. Every user-supplied string is passed through :func:`~sciprobe.leaderboard.validation.display_text`.
+One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set) —
+results scored on a different dataset revision or benchmark version never share a row; the ``Revision`` column
+shows the hub revision (or ``files:<checksum>`` for a local dataset folder). Benchmark tables have, per task,
+the headline metric of the chosen mode and its coverage (``scored/total``); the overview has one score column per
+task and a coverage summary. Every user-supplied string is passed through :func:`~sciprobe.leaderboard.validation.display_text`.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.records import ResultRecord, short_fingerprint
 from sciprobe.leaderboard.validation import display_text
 
 DEFAULT_MODE = "default"
 ROW_COLUMN = "Row"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
-IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Dataset", "Cutoff", "Judges", "Knowledge cutoff",
-                    "Contamination-free"]
+IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges",
+                    "Knowledge cutoff", "Contamination-free"]
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,9 @@ def group_rows(results: Iterable[ResultRecord]) -> dict[str, dict[str, ResultRec
 def row_label(cells: dict[str, ResultRecord]) -> str:
     first = next(iter(cells.values()))
     judges = ",".join(first.judge_ids) or "no judge"
+    fingerprint = short_fingerprint(first.dataset_fingerprint)
     return (f"{first.model_name} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
-            f"{judges} · data {first.dataset_fingerprint[:8]}")
+            f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})"))
 
 
 def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], *, overview: bool = False,
@@ -108,7 +110,8 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         record: dict[str, Any] = {
             "Model": display_text(first.model_name), "Family": display_text(first.model_family, 40),
             "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
-            "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": first.dataset_fingerprint[:8],
+            "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": short_fingerprint(first.dataset_fingerprint),
+            "Revision": display_text(first.revision, 40),
             "Knowledge cutoff": first.model_cutoff or "unknown", "Contamination-free": _contamination(cells.values()),
         }
         scored, total = 0, 0

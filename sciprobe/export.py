@@ -1,0 +1,318 @@
+"""Export a sciprobe results JSON in the Hugging Face evaluation-results formats (``sciprobe export``).
+
+Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so the output is what the Hub parses:
+
+* ``model-index`` — the model card's ``model-index`` front matter (``huggingface_hub.EvalResult`` ->
+  ``eval_results_to_model_index``): per task ``task`` (type ``text-generation``, name), ``dataset`` (name, type =
+  Hub dataset id or the benchmark name, config, split ``test``, revision = recorded hub revision or the dataset
+  files' fingerprint), ``metrics`` (type, value, name ``<metric> (<mode>)``: the headline of every mode and the
+  default mode's other scalar values) and ``source``. Paste it into the model's README front matter.
+* ``eval-results`` — the newer ``.eval_results/<name>.yaml`` file of a model repo (https://huggingface.co/docs/hub/
+  eval-results; ``huggingface_hub.EvalResultEntry`` -> ``eval_result_entries_to_yaml``): one entry per task with
+  ``dataset.id`` (the Hub *benchmark* dataset), ``dataset.task_id``, ``dataset.revision`` (only a recorded hub
+  revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, coverage,
+  judges). ``dataset.id`` is required by the Hub, so results computed on local files need ``--dataset-id``.
+
+Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
+:class:`~sciprobe.errors.SciprobeError` (one line from the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciprobe.errors import SciprobeError
+
+FORMATS = ("model-index", "eval-results")
+TASK_TYPE = "text-generation"
+SPLIT = "test"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    """One task of a results file, as both formats need it."""
+
+    key: str                 # "idrbench:i2r:corrected|0"
+    benchmark: str           # "idrbench"
+    task: str                # "i2r"
+    variant: str             # "corrected" (a per-mode entry of the same task) or ""
+    title: str               # "IDRBench"
+    config: str | None       # dataset config of the task
+    headline: str
+    default_mode: str
+    scores: Mapping[str, Mapping[str, Any]]
+    provenance: Mapping[str, Any]
+
+    @property
+    def value(self) -> float | None:
+        return _number((self.scores.get(self.default_mode) or {}).get(self.headline))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def load_results(path: Path | str) -> dict[str, Any]:
+    """The parsed results JSON, checked for the parts the export reads."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise SciprobeError(f"{path}: no such results file") from None
+    except IsADirectoryError:
+        raise SciprobeError(f"{path} is a folder; pass one results_*.json file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SciprobeError(f"{path}: cannot read ({type(exc).__name__})") from None
+    except json.JSONDecodeError as exc:
+        raise SciprobeError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})") from None
+    block = data.get("sciprobe") if isinstance(data, dict) else None
+    if not isinstance(block, dict):
+        raise SciprobeError(f"{path} is not a sciprobe results file (no 'sciprobe' block; write it with "
+                            "`sciprobe evaluate` or `sciprobe score`)")
+    tasks = block.get("tasks")
+    if not isinstance(block.get("model_id"), str) or not block["model_id"] or not isinstance(tasks, dict) or not tasks:
+        raise SciprobeError(f"{path} is a malformed sciprobe results file (needs 'sciprobe.model_id' and "
+                            "'sciprobe.tasks')")
+    for key, task in tasks.items():
+        if not isinstance(task, dict) or not isinstance(task.get("scores"), dict) or not task["scores"] \
+                or not all(isinstance(s, dict) for s in task["scores"].values()):
+            raise SciprobeError(f"{path}: task {key!r} has no scores")
+        if not isinstance(task.get("provenance", {}), dict):
+            raise SciprobeError(f"{path}: task {key!r} has a malformed provenance")
+    return data
+
+
+def exported_tasks(data: Mapping[str, Any]) -> list[ExportedTask]:
+    """Every task entry of a (checked) results JSON."""
+    from sciprobe.benchmarks import get_benchmark
+
+    out = []
+    config_tasks = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
+    for key, entry in data["sciprobe"]["tasks"].items():
+        ref = key.rsplit("|", 1)[0]
+        parts = ref.split(":")
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise SciprobeError(f"task {key!r} is not a BENCHMARK:TASK reference")
+        bench, task, variant = parts[0], parts[1], ":".join(parts[2:])
+        title, config, headline = bench, None, ""
+        try:
+            benchmark = get_benchmark(bench)
+            title = benchmark.title
+            spec = benchmark.tasks.get(task)
+            if spec is not None:
+                config, headline = spec.config, spec.headline
+        except SciprobeError:
+            pass  # a benchmark this sciprobe does not know: export what the file says
+        info = config_tasks.get(key) if isinstance(config_tasks.get(key), dict) else {}
+        scores = entry["scores"]
+        mode = info.get("default_mode") if info.get("default_mode") in scores else next(iter(scores))
+        headline = info.get("headline") or headline
+        if not headline:
+            headline = next((k for k, v in scores[mode].items() if _number(v) is not None), "")
+        out.append(ExportedTask(key, bench, task, variant, title, config, headline, mode, scores,
+                                entry.get("provenance") or {}))
+    return out
+
+
+def hub_dataset_id(provenance: Mapping[str, Any]) -> str | None:
+    """The Hub dataset the results were computed on, when they were (``hub:owner/name@rev:...`` fingerprint or
+    an ``owner/name`` dataset that is not a local path)."""
+    fingerprint = str(provenance.get("dataset_fingerprint") or "")
+    if fingerprint.startswith("hub:") and "@" in fingerprint:
+        candidate = fingerprint[4:].split("@", 1)[0]
+        if _HUB_ID.match(candidate):
+            return candidate
+    dataset = str(provenance.get("dataset") or "")
+    if _HUB_ID.match(dataset) and not Path(dataset).exists():
+        return dataset
+    return None
+
+
+def parse_dataset_ids(values: Sequence[str] | None) -> dict[str, str]:
+    """``--dataset-id`` values: ``OWNER/NAME`` (every benchmark) or ``BENCH=OWNER/NAME``; key ``*`` = all."""
+    out: dict[str, str] = {}
+    for value in values or []:
+        bench, sep, repo = value.partition("=")
+        bench, repo = (bench.strip(), repo.strip()) if sep else ("*", value.strip())
+        if not _HUB_ID.match(repo):
+            raise SciprobeError(f"--dataset-id {value!r}: expected OWNER/NAME or BENCHMARK=OWNER/NAME")
+        out[bench] = repo
+    return out
+
+
+def _dataset_id(task: ExportedTask, overrides: Mapping[str, str]) -> str | None:
+    return overrides.get(task.benchmark) or overrides.get("*") or hub_dataset_id(task.provenance)
+
+
+def _date(data: Mapping[str, Any]) -> str | None:
+    general = data.get("config_general") if isinstance(data.get("config_general"), dict) else {}
+    for key in ("end_time", "start_time"):
+        value = general.get(key)
+        if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}", value):
+            return value
+    return None
+
+
+def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
+    from sciprobe import __version__
+
+    coverage = (task.scores.get(task.default_mode) or {}).get("coverage") or {}
+    parts = [f"sciprobe {__version__}", f"{task.benchmark}:{task.task} {task.headline} ({task.default_mode} mode)"]
+    if coverage:
+        parts.append(f"coverage {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')}")
+    if task.provenance.get("limit"):
+        parts.append(f"first {task.provenance['limit']} items only")
+    if task.provenance.get("incomplete"):
+        parts.append(f"INCOMPLETE run ({task.provenance['incomplete']})")
+    if not task.provenance.get("dataset_revision"):
+        fingerprint = str(task.provenance.get("dataset_fingerprint") or "")
+        if fingerprint:
+            parts.append(f"data {fingerprint[:16]}")
+    cutoff = (task.provenance.get("cutoff") or {}).get("cutoff") if isinstance(task.provenance.get("cutoff"), dict) else None
+    if cutoff:
+        parts.append(f"items after {cutoff}")
+    if judges:
+        parts.append("judges " + ", ".join(judges))
+    return "; ".join(parts)
+
+
+def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
+                    source_url: str | None = None, source_name: str | None = None) -> list[dict[str, Any]]:
+    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON."""
+    from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
+
+    overrides = dict(dataset_ids or {})
+    entries = []
+    for task in exported_tasks(data):
+        if task.value is None:
+            continue
+        dataset_id = _dataset_id(task, overrides)
+        if dataset_id is None:
+            raise SciprobeError(f"{task.benchmark}:{task.task} was scored on local files "
+                                f"({task.provenance.get('dataset') or 'unknown'}); the eval-results format needs the "
+                                f"Hub benchmark dataset: pass --dataset-id {task.benchmark}=OWNER/NAME")
+        judges = task.provenance.get("judge_ids") or data["sciprobe"].get("judge_ids") or []
+        entries.append(EvalResultEntry(
+            dataset_id=dataset_id, task_id=task.task, value=round(task.value, 6),
+            dataset_revision=task.provenance.get("dataset_revision") or None, date=_date(data),
+            source_url=source_url, source_name=source_name if source_url else None,
+            notes=_notes(task, [str(j) for j in judges])))
+    if not entries:
+        raise SciprobeError("the results file has no task with a numeric headline score to export")
+    return eval_result_entries_to_yaml(entries)
+
+
+def _metrics(task: ExportedTask) -> list[tuple[str, float, str]]:
+    """(type, value, name): every mode's headline, then the default mode's other scalar values."""
+    out = []
+    for mode, report in task.scores.items():
+        value = _number(report.get(task.headline))
+        if value is not None:
+            out.append((task.headline, value, f"{task.headline} ({mode})"))
+    for key, value in (task.scores.get(task.default_mode) or {}).items():
+        if key == task.headline or key.startswith("n_") or key in ("metric", "mode"):
+            continue
+        number = _number(value)
+        if number is not None:
+            out.append((key, number, f"{key} ({task.default_mode})"))
+    return out
+
+
+def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
+                   source_url: str | None = None, source_name: str | None = None,
+                   model_name: str | None = None) -> dict[str, Any]:
+    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON."""
+    from huggingface_hub import EvalResult
+    from huggingface_hub.repocard_data import eval_results_to_model_index
+
+    overrides = dict(dataset_ids or {})
+    results = []
+    for task in exported_tasks(data):
+        revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
+        name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
+        for metric_type, value, metric_name in _metrics(task):
+            results.append(EvalResult(
+                task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,
+                dataset_name=task.title, dataset_config=task.config, dataset_split=SPLIT,
+                dataset_revision=str(revision) if revision else None, metric_type=metric_type,
+                metric_value=round(value, 6), metric_name=metric_name, source_url=source_url,
+                source_name=source_name if source_url else None))
+    if not results:
+        raise SciprobeError("the results file has no numeric score to export")
+    return {"model-index": eval_results_to_model_index(model_name or data["sciprobe"]["model_id"], results)}
+
+
+def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: Sequence[str] | None = None,
+                   source_url: str | None = None, source_name: str | None = "sciprobe",
+                   model_name: str | None = None, allow_incomplete: bool = False) -> str:
+    """The YAML text of ``path`` in format ``fmt``. A run a cap stopped (``sciprobe.incomplete``) is refused
+    unless ``allow_incomplete`` (its entries then say so in ``notes``)."""
+    import yaml
+
+    if fmt not in FORMATS:
+        raise SciprobeError(f"unknown export format {fmt!r}; use {' or '.join(FORMATS)}")
+    data = load_results(path)
+    incomplete = data["sciprobe"].get("incomplete")
+    if incomplete and not allow_incomplete:
+        reason = incomplete.get("reason") if isinstance(incomplete, dict) else incomplete
+        raise SciprobeError(f"{path} is an incomplete run ({reason}); rerun it to completion, or pass "
+                            "--allow-incomplete to export the partial scores")
+    ids = parse_dataset_ids(dataset_ids)
+    if fmt == "model-index":
+        content: Any = to_model_index(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
+                                      model_name=model_name)
+    else:
+        content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name)
+    return yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=120)
+
+
+def configure_export_parser(parser: argparse.ArgumentParser, commands: dict | None = None) -> None:
+    """Arguments of ``sciprobe export``; registers :func:`cmd_export` as ``commands["export"]`` when given."""
+    parser.description = ("Convert a sciprobe results JSON into the Hugging Face evaluation-results formats: the "
+                          "model card's `model-index` front matter, or a `.eval_results/*.yaml` file.")
+    parser.add_argument("results", metavar="RESULTS_JSON", help="a results_*.json written by sciprobe evaluate/score")
+    parser.add_argument("--format", choices=FORMATS, default="model-index", help="output format (default model-index)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    parser.add_argument("--dataset-id", action="append", metavar="[BENCH=]OWNER/NAME",
+                        help="Hub dataset the benchmark is published at (needed by eval-results when the results "
+                             "were computed on local files); repeatable")
+    parser.add_argument("--source-url", help="link to the evaluation logs / results (the entries' source)")
+    parser.add_argument("--model-name", help="model-index name (default: the results file's model id)")
+    parser.add_argument("--allow-incomplete", action="store_true",
+                        help="export a run stopped by --max-cost/--max-calls (refused by default)")
+    if commands is not None:
+        commands.setdefault("export", cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    text = export_results(args.results, args.format, dataset_ids=args.dataset_id, source_url=args.source_url,
+                          model_name=args.model_name, allow_incomplete=args.allow_incomplete)
+    if args.output:
+        from sciprobe.results import atomic_write_bytes
+
+        out = Path(args.output)
+        if out.is_dir():
+            raise SciprobeError(f"{out} is a folder; -o takes a file name")
+        try:
+            atomic_write_bytes(out, text.encode("utf-8"))
+        except OSError as exc:
+            raise SciprobeError(f"cannot write {out}: {exc.strerror or type(exc).__name__}") from None
+        print(f"wrote {args.format} to {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+__all__ = ["FORMATS", "cmd_export", "configure_export_parser", "export_results", "load_results", "to_eval_results",
+           "to_model_index"]
