@@ -242,3 +242,15 @@ def test_quota_exhaustion_fails_fast_with_one_clear_error():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_capped_runs_partial_task_never_reaches_the_leaderboard(tmp_path):
+    from sciprobe.leaderboard.importer import import_results_file
+    from sciprobe.leaderboard.store import SQLiteStore
+
+    with StubServer() as stub:
+        path, _ = evaluate(_request(stub, tmp_path, tasks=["idrbench:ipi", "idrbench:i3_set1"], max_calls=20))
+    store = SQLiteStore(tmp_path / "board")
+    ids = import_results_file(store, path)
+    assert len(ids) == 1  # ipi finished inside the cap; i3_set1 was cut short
+    assert [r.task for r in store.list_results()] == ["idrbench:ipi"]

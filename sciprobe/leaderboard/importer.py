@@ -34,7 +34,11 @@ def _judge_scores(results_path: Path, details: str | None) -> dict | None:
 
 
 def import_results_file(store: LeaderboardStore, path: Path, user: str = "local") -> list[str]:
-    """Add every task of one results JSON to ``store``; returns the result ids (re-importing replaces)."""
+    """Add every task of one results JSON to ``store``; returns the result ids (re-importing replaces).
+
+    A task that a ``--max-calls``/``--max-cost`` cap cut short (``provenance.incomplete``) is left out: its
+    score covers an arbitrary prefix of the items and must not rank next to full runs. The run's complete
+    tasks are imported."""
     try:
         data = json.loads(Path(path).read_text("utf-8"))
         block = data["sciprobe"]
@@ -44,6 +48,8 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
     # I2R writes one entry per mode ("idrbench:i2r|0", "idrbench:i2r:corrected|0"): merge them per task.
     merged: dict[str, dict] = {}
     for key, task in block["tasks"].items():
+        if task["provenance"].get("incomplete"):
+            continue
         ref = key.rsplit("|", 1)[0]
         base = ":".join(ref.split(":")[:2])
         entry = merged.setdefault(base, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,

@@ -98,7 +98,7 @@ def tool_calls_of(message: Any) -> list[dict[str, Any]]:
     ``{"id", "type": "function", "function": {"name", "arguments"}}`` with ``arguments`` kept as the JSON
     string the model wrote (it may be invalid JSON; the caller decides what that means).
     """
-    calls = getattr(message, "tool_calls", None) or []
+    calls = (message.get("tool_calls") if isinstance(message, dict) else getattr(message, "tool_calls", None)) or []
     out: list[dict[str, Any]] = []
     for call in calls:
         get = call.get if isinstance(call, dict) else (lambda k, c=call: getattr(c, k, None))
@@ -119,6 +119,43 @@ def _header(headers: Any, name: str) -> str | None:
     return None if value is None else str(value)
 
 
+class HttpStatusError(Exception):
+    """A non-200 answer on the direct HTTP transport (:mod:`sciprobe.llm.http_backend`). Raise it through
+    :func:`http_status_error`, whose subclasses carry litellm's names, so a failure reads the same in the
+    details whichever transport produced it."""
+
+    def __init__(self, status: int, message: str, headers: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
+
+
+class TransportError(Exception):
+    """No usable answer on the direct HTTP transport: timeout, dropped connection, truncated or non-JSON body."""
+
+
+_STATUS_NAMES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                 404: "NotFoundError", 408: "Timeout", 422: "UnprocessableEntityError", 429: "RateLimitError",
+                 500: "InternalServerError", 502: "BadGatewayError", 503: "ServiceUnavailableError"}
+_STATUS_CLASSES: dict[str, type[HttpStatusError]] = {}
+
+
+def http_status_error(status: int, message: str, headers: Any) -> HttpStatusError:
+    name = _STATUS_NAMES.get(status, "APIError")
+    cls = _STATUS_CLASSES.get(name)
+    if cls is None:
+        cls = _STATUS_CLASSES[name] = type(name, (HttpStatusError,), {"__module__": __name__})
+    return cls(status, message, headers)
+
+
+class Timeout(TransportError):
+    """No answer within the spec's ``timeout``."""
+
+
+class APIConnectionError(TransportError):
+    """The connection failed or the body was cut short or unreadable."""
+
+
 def retry_after_seconds(exc: BaseException) -> float | None:
     """Seconds requested by a ``retry-after-ms`` / ``Retry-After`` response header on ``exc``, if any.
 
@@ -126,7 +163,8 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     them (checked with 1.108.14), so both places are looked at. Retry-After may be seconds or an HTTP date.
     """
     response = getattr(exc, "response", None)
-    for headers in (getattr(exc, "litellm_response_headers", None), getattr(response, "headers", None)):
+    for headers in (getattr(exc, "litellm_response_headers", None), getattr(response, "headers", None),
+                    getattr(exc, "headers", None)):
         if not headers:
             continue
         ms = _header(headers, "retry-after-ms")
@@ -156,19 +194,29 @@ class RetryPolicy:
 
     @staticmethod
     def is_fatal(exc: BaseException, litellm: Any) -> bool:
+        if isinstance(exc, HttpStatusError) and exc.status in (401, 403):
+            return True
         return isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or \
             RetryPolicy.is_quota(exc, litellm)
 
     @staticmethod
+    def is_rate_limit(exc: BaseException, litellm: Any) -> bool:
+        return isinstance(exc, litellm.RateLimitError) or (isinstance(exc, HttpStatusError) and exc.status == 429)
+
+    @staticmethod
     def is_quota(exc: BaseException, litellm: Any) -> bool:
         """A 429 that waiting cannot cure: the account is out of credit (OpenAI ``insufficient_quota``)."""
-        if not isinstance(exc, litellm.RateLimitError):
+        if not RetryPolicy.is_rate_limit(exc, litellm):
             return False
         message = str(exc).lower()
         return any(marker in message for marker in _QUOTA_MARKERS)
 
     @staticmethod
     def is_retryable(exc: BaseException, litellm: Any) -> bool:
+        if isinstance(exc, TransportError):
+            return True
+        if isinstance(exc, HttpStatusError):
+            return exc.status in (408, 409, 429) or exc.status >= 500
         retryable = (
             litellm.RateLimitError,
             litellm.Timeout,
@@ -295,7 +343,6 @@ class RemoteBackend:
                         admit: AdmitFn | None = None) -> Completion:
         litellm = self._litellm
         started = time.perf_counter()
-        extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
         tokens = estimate_tokens(job.request.messages, job.request.params) if self.pacer.tpm else 0
         attempt = 0
         while True:
@@ -312,19 +359,7 @@ class RemoteBackend:
                     refusal = admit() if admit is not None else None
                     if refusal is not None:
                         return skipped_completion(refusal, job.key, self.spec.name)
-                    response = await litellm.acompletion(
-                        model=self.spec.name,
-                        messages=[dict(m) for m in job.request.messages],
-                        api_base=self.spec.base_url,
-                        api_key=self._api_key,
-                        timeout=self.spec.timeout,
-                        max_retries=0,
-                        # lighteval installs a global litellm disk cache at import; its hit path crashes on a
-                        # plain install (and we have our own cache), so never let litellm cache our calls.
-                        caching=False,
-                        **extra,
-                        **job.request.params,
-                    )
+                    response = await self._send(job, state)
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
                     raise FatalBackendError(
@@ -337,7 +372,7 @@ class RemoteBackend:
                     ) from exc
                 if attempt <= self.policy.max_retries and self.policy.is_retryable(exc, litellm):
                     delay = self.policy.delay(attempt, exc)
-                    if isinstance(exc, litellm.RateLimitError):
+                    if self.policy.is_rate_limit(exc, litellm):
                         self.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
                     await asyncio.sleep(delay)
                     continue
@@ -346,6 +381,22 @@ class RemoteBackend:
             self.pacer.on_success()
             self.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
             return completion
+
+    async def _send(self, job: Job, state: _LoopState) -> Any:
+        extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
+        return await self._litellm.acompletion(
+            model=self.spec.name,
+            messages=[dict(m) for m in job.request.messages],
+            api_base=self.spec.base_url,
+            api_key=self._api_key,
+            timeout=self.spec.timeout,
+            max_retries=0,
+            # lighteval installs a global litellm disk cache at import; its hit path crashes on a plain install
+            # (and we have our own cache), so never let litellm cache our calls.
+            caching=False,
+            **extra,
+            **job.request.params,
+        )
 
     def _failure(self, job: Job, exc: BaseException, attempts: int, started: float) -> Completion:
         return Completion(

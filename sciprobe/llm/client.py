@@ -70,6 +70,10 @@ class LLMClient:
             from sciprobe.llm.local import LocalBackend
 
             return LocalBackend(self.spec)
+        if self.spec.transport == "http":
+            from sciprobe.llm.http_backend import HttpBackend
+
+            return HttpBackend(self.spec, backoff_base_s=backoff_base_s)
         return RemoteBackend(self.spec, backoff_base_s=backoff_base_s)
 
     # -- keys --------------------------------------------------------------------------------------

@@ -27,7 +27,9 @@ PLACEHOLDER_API_KEY = "sk-sciprobe-no-key"
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p")
 _INT_KEYS = frozenset({"concurrency", "max_retries", "max_tokens"})
 _FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p", "rpm", "tpm"})
-_STR_KEYS = frozenset({"base_url", "api_key", "api_key_env"})
+_STR_KEYS = frozenset({"base_url", "api_key", "api_key_env", "transport"})
+#: litellm (default, any provider) or http (direct POST to an OpenAI-compatible base_url: sciprobe.llm.http_backend)
+TRANSPORTS = ("litellm", "http")
 _KNOWN_KEYS = _INT_KEYS | _FLOAT_KEYS | _STR_KEYS
 
 # o1/o3/o4 and gpt-5 (OpenAI), deepseek-reasoner and "*-thinking" variants reject sampling parameters
@@ -65,6 +67,7 @@ class ModelSpec:
     top_p: float | None = None
     rpm: float | None = None  # requests per minute this deployment allows (sciprobe.llm.pacing)
     tpm: float | None = None  # tokens per minute
+    transport: str = "litellm"
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -208,6 +211,10 @@ def _validate(spec: ModelSpec) -> None:
         raise SciprobeError(f"{spec.name}: top_p must be in (0, 1], got {spec.top_p}")
     if spec.max_tokens is not None and spec.max_tokens < 1:
         raise SciprobeError(f"{spec.name}: max_tokens must be >= 1, got {spec.max_tokens}")
+    if spec.transport not in TRANSPORTS:
+        raise SciprobeError(f"{spec.name}: transport must be one of {', '.join(TRANSPORTS)}, got {spec.transport!r}")
+    if spec.transport == "http" and not spec.base_url:
+        raise SciprobeError(f"{spec.name}: transport=http needs base_url (an OpenAI-compatible server)")
     for key in ("rpm", "tpm"):
         value = getattr(spec, key)
         if value is not None and value <= 0:
