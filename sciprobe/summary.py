@@ -14,7 +14,8 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
             value = report.values.get(result.headline)
             cov = report.coverage
             rows.append({
-                "task": result.key, "mode": mode, "metric": result.headline,
+                # a task a --max-calls/--max-cost cap cut short says so next to its score
+                "task": result.key + (" (INCOMPLETE)" if result.provenance.get("incomplete") else ""), "mode": mode, "metric": result.headline,
                 "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
                 "scored": f"{cov.n_scored}/{cov.n_items}",
                 "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",

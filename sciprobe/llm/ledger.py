@@ -46,7 +46,7 @@ class RunLedger:
     """Thread-safe counters for one run, the caps, and an optional meter line on stderr."""
 
     def __init__(self, budget: Budget | None = None, *, planned_calls: int | None = None, meter: bool = False,
-                 stream: TextIO | None = None, meter_interval_s: float = 2.0) -> None:
+                 stream: TextIO | None = None, meter_interval_s: float = 10.0) -> None:
         self.budget = budget or Budget()
         self.planned_calls = planned_calls
         self.sent = 0           # requests that went out (retries included)
@@ -63,8 +63,8 @@ class RunLedger:
         self._meter = meter
         self._stream = stream or sys.stderr
         self._interval = meter_interval_s
-        self._last_print = 0.0
-        self._tty = bool(getattr(self._stream, "isatty", lambda: False)())
+        self._last_print = time.monotonic()  # the first line after one interval, not on the first call
+        self._last_line = ""
 
     # -- caps --------------------------------------------------------------------------------------
     def admit(self) -> str | None:
@@ -137,16 +137,17 @@ class RunLedger:
         return " | ".join(parts)
 
     def _emit(self, line: str) -> None:
-        end = "\r" if self._tty else "\n"
-        self._stream.write(("\x1b[2K" if self._tty else "") + "[sciprobe] " + line + end)
-        self._stream.flush()
+        from tqdm import tqdm
+
+        if line == self._last_line:
+            return
+        self._last_line = line
+        tqdm.write("[sciprobe] " + line, file=self._stream)  # above any batch progress bar, not through it
 
     def finish(self) -> None:
         """The last meter line (always, when the meter is on)."""
         if self._meter:
             self._emit(self.meter_line())
-            if self._tty:
-                self._stream.write("\n")
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
