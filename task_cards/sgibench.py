@@ -5,7 +5,9 @@ dataset: a folder built by `sciprobe build sgibench --source <hub snapshots>` (o
 abstract: Scientific deep research (Exact Match), wet-experiment protocol design ((SS + PA) / 2) and multimodal
   experimental reasoning (multiple-choice accuracy; images in Doc.images, needs a vision-language model), each
   scored in official mode (SGI-Bench@8268d43, quirks included) and paper mode (`*_paper` metrics), with the
-  failure rate. Idea generation (judge panel) and dry experiments (sandboxed execution) need sciprobe's runners.
+  failure rate. Idea generation (judge panel) and dry experiments (sandboxed execution) need sciprobe's runners,
+  and so do the judged metrics (deep research step-level accuracy, reasoning validity: `sciprobe evaluate ...
+  --judge SPEC`, see metrics/sgi_score/README.md); this card scores the deterministic headlines only.
 languages: english
 tags: science-of-science, scientific-discovery, multimodal, protocol-design
 paper: https://arxiv.org/abs/2512.16969

@@ -132,11 +132,29 @@ def _responses(records: Sequence[Mapping[str, Any]]) -> list[str | None]:
 
 
 def score_deep_research(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.scoring.sgi.deep_research import exact_match
+    """EM (with the answer re-formatting parser's candidate when the runner asked one, as upstream), plus the
+    step-level accuracy from the stored step-judge replies (``sciprobe.benchmarks.sgibench.judged``)."""
+    from sciprobe.benchmarks.sgibench.judged import merge_judged
+    from sciprobe.scoring.sgi.deep_research import exact_match, step_level_accuracy
 
     parsed = [r.get("parsed_answer") for r in records]
-    return exact_match(_responses(records), [r["gold"] for r in records], mode=mode,
-                       parsed_answers=parsed if any(p is not None for p in parsed) else None)
+    golds = [r["gold"] for r in records]
+    parser_ran = any(r.get("parser_id") for r in records)
+    report = exact_match(_responses(records), golds, mode=mode,
+                         parsed_answers=parsed if parser_ran or any(p is not None for p in parsed) else None)
+    if parser_ran:
+        parser_id = next(r["parser_id"] for r in records if r.get("parser_id"))
+        plain = exact_match(_responses(records), golds, mode=mode)
+        report.values["exact_match_without_parser"] = plain.values["exact_match"]
+        report.values["parser_n_failed"] = sum(1 for r in records if r.get("response") is not None
+                                               and r.get("parsed_answer") is None)
+        report.params["answer_parser"] = parser_id
+        report.notes.append(f"exact_match accepts the answer re-formatting parser's output ({parser_id}) as a "
+                            "second candidate, as upstream; exact_match_without_parser is the parser-free value")
+    elif any(r.get("judge_ids") is not None for r in records):  # an evaluate run: say the parser did not run
+        report.notes.append("answer re-formatting parser not run: exact_match uses the extracted answer only")
+    return merge_judged(report, records, mode, key="step_level_accuracy", prefix="sla",
+                        name="step-level accuracy (SLA)", score=step_level_accuracy)
 
 
 def score_wet(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
@@ -146,9 +164,15 @@ def score_wet(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
 
 
 def score_reasoning(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy
+    """MCA, how the images reached the model (``images_dropped``), and the reasoning validity (RV) from the
+    stored judge replies (``sciprobe.benchmarks.sgibench.judged``)."""
+    from sciprobe.benchmarks.sgibench.judged import merge_images, merge_judged
+    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy, reasoning_validity
 
-    return multiple_choice_accuracy(_responses(records), [r["gold"] for r in records], mode=mode)
+    report = multiple_choice_accuracy(_responses(records), [r["gold"] for r in records], mode=mode)
+    merge_images(report, records)
+    return merge_judged(report, records, mode, key="rv", prefix="rv", name="reasoning validity (RV)",
+                        score=reasoning_validity)
 
 
 def score_idea(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
@@ -184,8 +208,9 @@ TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
         metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
-        parse=parse_deep_research, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION),
-        modes=_MODES, headline="exact_match", corpus_metrics=(("exact_match", True),)),
+        parse=parse_deep_research, gold=lambda row: row["answer"], runner="sgi_deep_research",
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
+        corpus_metrics=(("exact_match", True),)),
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
@@ -205,8 +230,8 @@ TASKS = {
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
-        gold=lambda row: int(row["answer"]), generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="mca",
-        corpus_metrics=(("mca", True),)),
+        gold=lambda row: int(row["answer"]), runner="sgi_reasoning", generation=dict(OFFICIAL_GENERATION),
+        modes=_MODES, headline="mca", corpus_metrics=(("mca", True),)),
 }
 
 CARD_SECTIONS = {
@@ -228,6 +253,16 @@ CARD_SECTIONS = {
         "commits 9-12 Dec 2025, arXiv v1 18 Dec 2025). Decision: a build with a cutoff keeps no undated rows and "
         "therefore fails with a clear error; the source papers date 2017-2025, so the freeze date does not imply "
         "post-cutoff content.",
+        "- **Images in `sciprobe evaluate`**: reasoning items go to the model with their images as OpenAI content "
+        "parts (PNG base64 data URLs, images before the text, as upstream). Decision: the bundled local models are "
+        "text-only, so each image is replaced by a placeholder line and the run is flagged `images_dropped` (record, "
+        "score value and score note; per-task option `images`: auto/send/drop); missing images are skipped and "
+        "counted.",
+        "- **Judged metrics in `sciprobe evaluate`**: with `--judge` (a panel: `'A;B'`), deep research also reports "
+        "the step-level accuracy (and runs the answer re-formatting parser, EM's second candidate as upstream) and "
+        "experimental reasoning the reasoning validity (the judge gets the images), with their own coverage; "
+        "without a judge the score notes say they were not computed. Neither is part of the SGI-Score "
+        "(`sciprobe sgibench score-overall`).",
         "- **Prompts** are sciprobe's own wording; only the formats the official parsers read are kept "
         "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys).",
         "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "

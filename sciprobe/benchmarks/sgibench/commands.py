@@ -1,9 +1,10 @@
-"""Functions for the CLI to wire (``sciprobe/cli.py`` is not edited here; spec sgibench.md §3.6, §7).
+"""What ``sciprobe sgibench ...`` runs (wired by :mod:`sciprobe.benchmarks.sgibench.cli`; spec sgibench.md §3.6, §7).
 
-- ``sciprobe sgi-score deep_research=18.48 idea_generation=results/ig.json ... [--mode paper]`` ->
-  :func:`sgi_score_command`: each value is a number or a JSON file holding a component report
-  (``ScoreReport.as_dict()``: its headline key and ``coverage`` are read).
-- ``sciprobe sgibench-external [--data DIR]`` -> :func:`check_external_command`: status of the external
+- ``sciprobe sgibench score-overall deep_research=18.48 idea_generation=ig.json ... [--results FILE ...]
+  [--mode paper]`` -> :func:`sgi_score_command`: each value is a number or a JSON file holding a component
+  report (``ScoreReport.as_dict()``: its headline key and ``coverage`` are read); ``--results`` reads the
+  component reports from ``sciprobe evaluate`` results files (:func:`components_from_results`).
+- ``sciprobe sgibench check-external [--data DIR]`` -> :func:`check_external_command`: status of the external
   dry-experiment files (pinned sha256), exit status 1 when a pinned file is missing or differs.
 """
 
@@ -32,13 +33,45 @@ def _component_value(text: str):
         raise SciprobeError(f"malformed JSON in {path}: {exc}") from None
 
 
-def sgi_score_command(pairs: Sequence[str], mode: str = "official") -> str:
-    """``["deep_research=18.48", ...]`` -> the SGI-Score report as indented JSON."""
-    components = {}
+def components_from_results(paths: Sequence[str | Path], mode: str = "official") -> dict[str, dict]:
+    """Component reports (``ScoreReport.as_dict()`` of ``mode``) of the ``sgibench:<component>`` tasks found in
+    ``sciprobe evaluate`` results files; a component found in two files is an error."""
+    from sciprobe.scoring.sgi.overall import COMPONENTS
+
+    found: dict[str, dict] = {}
+    where: dict[str, str] = {}
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise SciprobeError(f"results file {path} not found")
+        try:
+            tasks = json.loads(path.read_text("utf-8"))["sciprobe"]["tasks"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SciprobeError(f"{path} is not a sciprobe results file ({type(exc).__name__}: {exc})") from None
+        for key, entry in tasks.items():
+            name = key.split("|")[0]
+            bench, _, component = name.partition(":")
+            if bench != "sgibench" or component not in COMPONENTS:
+                continue
+            if component in found:
+                raise SciprobeError(f"component {component} is in both {where[component]} and {path}")
+            scores = entry.get("scores", {})
+            if mode not in scores:
+                raise SciprobeError(f"{path}: {name} was not scored in mode {mode!r} (modes: {', '.join(scores)})")
+            found[component], where[component] = scores[mode], str(path)
+    return found
+
+
+def sgi_score_command(pairs: Sequence[str], mode: str = "official", results: Sequence[str | Path] = ()) -> str:
+    """``["deep_research=18.48", ...]`` (plus components read from ``results`` files) -> the SGI-Score report
+    as indented JSON; a component given both ways is an error."""
+    components: dict = dict(components_from_results(results, mode)) if results else {}
+    from_files = set(components)
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
             raise SciprobeError(f"expected COMPONENT=VALUE, got {pair!r}")
+        if name.strip() in from_files:
+            raise SciprobeError(f"component {name.strip()} is given both as {pair!r} and in a results file")
         components[name.strip()] = _component_value(value.strip())
     return json.dumps(sgi_score(components, mode=mode).as_dict(), indent=2)
 

@@ -90,7 +90,27 @@ def reasoning_text(row: Row) -> str:
 
 
 def reasoning_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict[str, str]]:
+    """Text only (the lighteval card and ``sciprobe score`` read this); ``sciprobe evaluate`` sends
+    :func:`reasoning_multimodal_messages` or :func:`reasoning_placeholder_messages` instead."""
     return _messages(reasoning_text(row))
+
+
+# What a text-only model reads where an image would be (our own wording; decision documented in the dataset
+# and metric cards: images are never dropped silently, the record and the score notes say ``images_dropped``).
+IMAGE_PLACEHOLDER = "[Image {k} of {n} is not shown: this model receives text only.]"
+
+
+def reasoning_multimodal_messages(row: Row, image_parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI content parts: the images (``image_url`` data URLs) first, then the text, as upstream sends them."""
+    content: list[dict[str, Any]] = [dict(part) for part in image_parts]
+    content.append({"type": "text", "text": reasoning_text(row)})
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+
+
+def reasoning_placeholder_messages(row: Row, n_images: int) -> list[dict[str, str]]:
+    """The text-only variant: one placeholder line per image, then the text."""
+    lines = [IMAGE_PLACEHOLDER.format(k=k, n=n_images) for k in range(1, n_images + 1)]
+    return _messages("\n".join([*lines, "", reasoning_text(row)]) if lines else reasoning_text(row))
 
 
 def idea_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict[str, str]]:

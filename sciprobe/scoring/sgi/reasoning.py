@@ -107,12 +107,21 @@ def reasoning_validity(judge_outputs: Sequence[str | None], mode: str = "officia
 
 
 def image_part(image: Any) -> dict[str, Any]:
-    """An OpenAI-style ``image_url`` content part (PNG data URL) from a PIL image or PNG/JPEG bytes."""
+    """An OpenAI-style ``image_url`` content part (PNG data URL, as upstream sends) from a PIL image, a
+    ``datasets.Image`` dict (``{"bytes", "path"}``) or encoded bytes; non-PNG bytes are re-encoded as PNG so
+    the declared media type is true. Raises on unreadable bytes (callers count that as a failure)."""
     if isinstance(image, Mapping) and image.get("bytes") is not None:
-        data = image["bytes"]
+        data = bytes(image["bytes"])
     elif isinstance(image, (bytes, bytearray)):
         data = bytes(image)
     else:
+        data = None
+    if data is not None and not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        from PIL import Image
+
+        image = Image.open(io.BytesIO(data))
+        data = None
+    if data is None:
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
         data = buffer.getvalue()

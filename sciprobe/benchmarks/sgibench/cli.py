@@ -1,0 +1,62 @@
+"""CLI hooks for ``sciprobe sgibench score-overall`` and ``sciprobe sgibench check-external`` (wired by
+:mod:`sciprobe.cli`): :func:`configure_parser` adds the actions to an ``sgibench`` parser, :func:`cmd` runs them
+(the work is done by :mod:`sciprobe.benchmarks.sgibench.commands`; spec sgibench.md §3.6, §7).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["cmd", "configure_parser"]
+
+_OVERALL_EPILOG = """\
+examples:
+  sciprobe sgibench score-overall deep_research=18.48 idea_generation=39.68 dry_experiment=36.64 \\
+      wet_experiment=32.45 experimental_reasoning=41.92
+  sciprobe sgibench score-overall --results results/results/MODEL/results_*.json --mode paper
+  sciprobe sgibench score-overall deep_research=dr.json ... (a component report: ScoreReport.as_dict())
+"""
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` is the ``sgibench`` sub-command parser; adds ``score-overall`` and ``check-external``."""
+    sub = parser.add_subparsers(dest="sgibench_command", required=True, metavar="ACTION")
+    overall = sub.add_parser(
+        "score-overall", help="the SGI-Score (mean of the five component scores) with per-component coverage",
+        description="Combine the five SGI-Bench component scores (deep_research EM, idea_generation final, "
+                    "dry_experiment PassAll@5, wet_experiment final, experimental_reasoning MCA; each 0-100) "
+                    "into the SGI-Score. official: each component rounded to 2 decimals before the mean, as "
+                    "upstream; paper: no intermediate rounding. A missing component gives no score. Prints the "
+                    "report as JSON.",
+        epilog=_OVERALL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    overall.add_argument("components", nargs="*", metavar="COMPONENT=VALUE",
+                         help="a component and its score (a number) or a JSON component report file")
+    overall.add_argument("--results", action="append", default=[], metavar="FILE",
+                         help="a `sciprobe evaluate` results JSON file to read sgibench:* component reports "
+                              "from (repeatable)")
+    overall.add_argument("--mode", default="official", choices=("official", "paper"),
+                         help="scoring mode (default: official)")
+    external = sub.add_parser(
+        "check-external", help="check the external input files three dry-experiment items need (sha256)",
+        description="Report the status of the external files of dry-experiment items 0200, 0206 and 0236 "
+                    "(pinned sha256). Exit status 1 when a pinned file is missing or differs.")
+    external.add_argument("--data", metavar="DIR",
+                          help="folder with upstream's layout (default: $SCIPROBE_SGIBENCH_DRY_DATA)")
+    return parser
+
+
+def cmd(args: argparse.Namespace) -> int:
+    from sciprobe.benchmarks.sgibench.commands import check_external_command, sgi_score_command
+    from sciprobe.errors import SciprobeError
+
+    action = getattr(args, "sgibench_command", None)
+    if action == "score-overall":
+        if not args.components and not args.results:
+            raise SciprobeError("give COMPONENT=VALUE pairs and/or --results FILE")
+        print(sgi_score_command(args.components, mode=args.mode, results=args.results))
+        return 0
+    if action == "check-external":
+        status, text = check_external_command(args.data)
+        print(text)
+        return status
+    raise SciprobeError(f"unknown sgibench action {action!r}")
