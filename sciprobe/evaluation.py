@@ -120,6 +120,7 @@ class RunContext:
     base: dict[str, Any]
     judge_factory: Callable[[str], Any] | None = None  # set by the planner (sciprobe.plan)
     dry_run: bool = False  # planning: runners skip work that costs no model call (code execution)
+    judge_log: list[str] | None = None  # every judge model a runner built (the run's judge_ids)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -139,7 +140,10 @@ class RunContext:
             return self.judge_factory(spec)
         from sciprobe.llm.client import LLMClient
 
-        return LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
+        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
+        if self.judge_log is not None and judge.model_id not in self.judge_log:
+            self.judge_log.append(judge.model_id)
+        return judge
 
     def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
         """One result scored in every requested mode."""
@@ -174,12 +178,18 @@ def _run_sgi_dry(ctx: RunContext) -> list[TaskResult]:
     from sciprobe.runners.sgi_dry import run_sgi_dry
 
     opts = ctx.options
-    judge = ctx.judge_client(ctx.request.judge) if ctx.request.judge else None
+    specs = ctx.judge_specs()  # one output-equivalence judge: the first of a panel
+    judge = ctx.judge_client(specs[0]) if specs else None
     timeout = float(opts.get("timeout_s", SandboxLimits().wall_s))
     records, phash, n_calls, extra = run_sgi_dry(
         ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, modes=ctx.modes,
         judge_client=judge, allow_unsandboxed=ctx.request.allow_unsandboxed,
-        limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"))
+        limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"), plan_only=ctx.dry_run)
+    if ctx.dry_run and judge is not None:
+        extra["plan_notes"] = ["dry-experiment judge: asked only where exact comparison fails (at most "
+                               "5 per item and mode); not counted"]
+    if len(specs) > 1:
+        extra.setdefault("notes", []).append(f"dry experiment uses one judge: {specs[0]} (of {len(specs)})")
     if judge is not None:
         extra["judge_usage"] = judge.stats.as_dict()
         extra["judge_param_adjustments"] = list(judge.param_adjustments)
@@ -252,7 +262,7 @@ def _spec_label(spec: str | None) -> str | None:
 
 
 def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory: Callable[[str], Any] | None = None,
-             dry_run: bool = False) -> list[TaskResult]:
+             dry_run: bool = False, judge_log: list[str] | None = None) -> list[TaskResult]:
     """Run one task reference with the runner its declaration names (:data:`RUNNERS`)."""
     benchmark, task = resolve_task(ref)
     if task.runner not in RUNNERS:
@@ -272,7 +282,7 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": _spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff, "limit": limit}
     return RUNNERS[task.runner](RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
-                                           dry_run))
+                                           dry_run, judge_log))
 
 
 def split_judges(request: EvaluationRequest) -> list[str]:
@@ -330,8 +340,8 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
     client = client or make_client(request.model, request.use_cache, ledger)
     if getattr(client, "ledger", None) is None:
         client.ledger = ledger
-    run = RunInfo(model_id=client.model_id, generation_parameters=dict(request.generation),
-                  judge_ids=[_spec_label(request.judge)] if request.judge else [])
+    run = RunInfo(model_id=client.model_id, generation_parameters=dict(request.generation))
+    judge_log: list[str] = []  # model ids of every judge a runner built, in order
     results: list[TaskResult] = []
     not_run: list[str] = []
     for ref in request.tasks:
@@ -339,7 +349,7 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
             not_run.append(ref)
             continue
         skipped_before = ledger.skipped
-        task_results = run_task(ref, request, client)
+        task_results = run_task(ref, request, client, judge_log=judge_log)
         if ledger.skipped > skipped_before:
             for result in task_results:
                 result.provenance["incomplete"] = ledger.stop_reason
@@ -349,10 +359,7 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
     if ledger.exhausted:
         run.incomplete = {"reason": ledger.stop_reason, "skipped_calls": ledger.skipped, "tasks_not_run": not_run,
                           "tasks_partial": [r.key for r in results if r.provenance.get("incomplete")]}
-    for result in results:  # judges a runner chose itself (the SGI idea panel, the dry-experiment judge)
-        for judge_id in [*result.provenance.get("idea_judges", []), result.provenance.get("dry_judge_id")]:
-            if judge_id and judge_id not in run.judge_ids:
-                run.judge_ids.append(judge_id)
+    run.judge_ids = judge_log
     run.usage = client.stats.as_dict()
     run.param_adjustments = list(getattr(client, "param_adjustments", []))
     return write_run(request.output_dir, run, results), results

@@ -254,3 +254,31 @@ def test_a_capped_runs_partial_task_never_reaches_the_leaderboard(tmp_path):
     ids = import_results_file(store, path)
     assert len(ids) == 1  # ipi finished inside the cap; i3_set1 was cut short
     assert [r.task for r in store.list_results()] == ["idrbench:ipi"]
+
+
+def test_dry_run_plans_judge_panels_and_executes_no_model_code(tmp_path):
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
+    from sciprobe.build import build_benchmark
+
+    built = tmp_path / "sgi"
+    build_benchmark(get_benchmark("sgibench"), write_synthetic_source(tmp_path / "src", n=3), built)
+    with StubServer() as stub:
+        spec = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
+        judges = f"openai/judge-a,base_url={stub.base_url},api_key=sk-test;openai/judge-b,base_url={stub.base_url},api_key=sk-test"
+        request = _request(stub, tmp_path, model=spec, tasks=["sgibench:dry_experiment", "sgibench:idea_generation"],
+                           judge=judges, limit=2, data=str(built))
+        plan = plan_run(request)
+        assert stub.count == 0
+    dry, idea = plan.tasks
+    assert dry.items == 2 and [t.role for t in dry.tallies] == ["model", "judge"]
+    model, judge = dry.tallies
+    assert model.calls + model.cached == 2 and judge.calls == 0  # (identical prompts are sent once)
+    assert any("not counted" in note for note in dry.notes)
+    assert [(t.role, t.model) for t in idea.tallies] == [("model", "openai/stub-model"), ("judge", "openai/judge-a"),
+                                                         ("judge", "openai/judge-b")]
+    # two position-swapped votes per judge per item, asked up to 5 times while unparsable (the placeholder
+    # never parses): every vote of every attempt is counted once, as a call, a cache hit or a re-ask
+    for judge in idea.tallies[1:]:
+        assert judge.calls + judge.cached + judge.reasks == 2 * 2 * 5
+        assert judge.reasks == 4 * judge.calls > 0

@@ -182,8 +182,11 @@ def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, a
 def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[str, Any], *,
                 build_messages: Callable, modes: Sequence[str] = ("official",), judge_client: Any = None,
                 allow_unsandboxed: bool = False, limits: Any = None, workers: int | None = None,
-                ) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
-    """Returns (records for ``score_dry``, prompt hash, number of model calls, provenance extras)."""
+                plan_only: bool = False) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
+    """Returns (records for ``score_dry``, prompt hash, number of model calls, provenance extras).
+
+    ``plan_only`` (``sciprobe evaluate --dry-run``): ask the model (a planning client answers with
+    placeholders) and execute nothing; the judge, asked only where exact comparison fails, is not planned."""
     from sciprobe.runners.sandbox import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_available
     from sciprobe.scoring.sgi.dry_experiment import (
         assemble_program,
@@ -192,7 +195,7 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
     )
 
     ok, reason = sandbox_available()
-    if not ok and not allow_unsandboxed:  # refuse before paying for any model call
+    if not ok and not allow_unsandboxed and not plan_only:  # refuse before paying for any model call
         raise SciprobeError(_refuse_message(reason))
     python, warnings, interp_info = dryexp_interpreter()
     if not ok:
@@ -213,7 +216,7 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
                 if mode == "official" or program != progs["official"]:
                     progs[mode] = program
                 reports[mode] = report
-        programs.append(progs)
+        programs.append({} if plan_only else progs)
         assembly.append(reports)
 
     # data generation (only for items that will run)
