@@ -23,6 +23,7 @@ Decisions (spec "decision needed"), recorded in the report's ``params`` and the 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,11 +91,21 @@ def scheme2_score(wape_pct: float, knots: Any = "scitaste-v1-reconstructed") -> 
 
 
 def as_float_array(values: Any, name: str) -> np.ndarray:
-    """A float64 array; ``None`` becomes NaN; strings or ragged input raise a one-line error."""
+    """A float64 array; ``None`` becomes NaN; strings or ragged input raise a one-line error.
+
+    The cyclic GC is paused while a Python sequence is converted: numpy walks every row object, and a
+    collection triggered meanwhile re-walks millions of live lists for nothing (1,000,000 rows of 8:
+    1.4 s -> 0.7 s for the composite in bench/scitaste_metrics.py)."""
+    paused = not isinstance(values, np.ndarray) and gc.isenabled()
+    if paused:
+        gc.disable()
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise SciprobeError(f"{name} must be numbers (None/NaN marks a failed prediction)") from None
+    finally:
+        if paused:
+            gc.enable()
     return array
 
 
