@@ -30,6 +30,16 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
     parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")
+    parser.add_argument("--judge", metavar="SPEC",
+                        help="with --worker: the judge model spec for judged tasks (a panel: 'SPEC1;SPEC2'); without "
+                             "it, judged requests stay PENDING")
+    parser.add_argument("--max-calls", type=int, metavar="N",
+                        help="with --worker: cap on judge requests (retries included) over the worker's lifetime")
+    parser.add_argument("--max-cost", type=float, metavar="USD",
+                        help="with --worker: cap on judge cost in USD over the worker's lifetime (litellm prices)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="with --worker: do not read or write the response cache (default: the cache of "
+                             "`sciprobe evaluate`)")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -38,12 +48,26 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.auth:
         os.environ["SCIPROBE_LEADERBOARD_AUTH"] = args.auth
     if args.worker:
-        from sciprobe.leaderboard.queue import run_worker
+        from sciprobe.leaderboard.queue import Worker, run_worker
         from sciprobe.leaderboard.store import open_store
 
-        processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None)
+        worker = Worker.create(getattr(args, "judge", None), max_calls=getattr(args, "max_calls", None),
+                               max_cost=getattr(args, "max_cost", None), use_cache=not getattr(args, "no_cache", False))
+        processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None,
+                               worker=worker)
         print(f"processed {processed} request(s)")
+        if worker.exhausted:
+            print(f"worker budget spent ({worker.ledger.stop_reason}); the interrupted request is PENDING again "
+                  "and resumes from the response cache")
+            return 3  # as `sciprobe evaluate` when a cap stopped the run (EXIT_INCOMPLETE)
+        if worker.paused is not None:
+            print(f"request {worker.paused.request_id[:8]} ({worker.paused.task}) left PENDING: {worker.paused.error}")
+            return 2
         return 0
+    if any(getattr(args, name, None) not in (None, False) for name in ("judge", "max_calls", "max_cost", "no_cache")):
+        from sciprobe.errors import SciprobeError
+
+        raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: add --worker")
     from sciprobe.leaderboard.app import launch
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store import open_store

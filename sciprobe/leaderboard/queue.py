@@ -6,6 +6,14 @@ trusted. Tasks whose scoring is pure (single-call tasks parsed and scored locall
 *inline* by the Space right after the request is stored (PENDING -> RUNNING -> FINISHED | FAILED within the
 same call); tasks that need an LLM judge or an agent loop (any other ``runner``) stay PENDING for
 :func:`process_pending` / :func:`run_worker`, run by a separate worker process (``sciprobe leaderboard --worker``).
+
+The worker scores such a request by running the task's real runner on a
+:class:`~sciprobe.replay.ReplayClient` (the model's answers come from the stored predictions) with real judges
+(:class:`Worker`: ``judge`` spec or ``;``-separated panel, one :class:`~sciprobe.llm.ledger.RunLedger` for the
+worker's lifetime = its ``max_calls`` / ``max_cost`` budget across requests, the response cache of
+``sciprobe evaluate``). When the budget runs out inside a request, that request goes back to PENDING (its judge
+answers so far are cached, so a later worker resumes cheaply), no result is stored, and the worker stops. A
+worker without a judge leaves judged requests PENDING and stops too: the submission is fine, the worker is not.
 """
 
 from __future__ import annotations
@@ -13,15 +21,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sys
 import tempfile
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
-from sciprobe.leaderboard.records import FAILED, FINISHED, ResultRecord, SubmissionRequest
+from sciprobe.leaderboard.records import (
+    FAILED,
+    FINISHED,
+    PENDING,
+    ResultRecord,
+    SubmissionRequest,
+)
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import ValidatedSubmission, sanitize_text
 
@@ -67,6 +84,47 @@ def knowledge_cutoff(model_name: str, claimed: str | None) -> str | None:
         return None
 
 
+def _log(message: str) -> None:
+    print(f"[sciprobe worker] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Worker:
+    """What scores judged requests: the judge panel, the budget (one ledger for the worker's lifetime) and the
+    response cache. ``Worker.create(judge=..., max_calls=..., max_cost=...)`` builds the ledger and the cache."""
+
+    judge: str | None = None
+    ledger: Any = None
+    cache: Any = None
+    use_cache: bool = True
+    log: Callable[[str], None] = field(default=_log)
+    paused: SubmissionRequest | None = None  # the last request that had to go back to PENDING
+
+    @classmethod
+    def create(cls, judge: str | None = None, *, max_calls: int | None = None, max_cost: float | None = None,
+               use_cache: bool = True, log: Callable[[str], None] = _log) -> Worker:
+        from sciprobe.llm.ledger import Budget, RunLedger
+        from sciprobe.llm.spec import ModelSpec, split_specs
+
+        budget = Budget(max_calls, max_cost)
+        for spec in split_specs(judge):  # a typo in --judge fails the worker at start, never a submission
+            ModelSpec.parse(spec)
+        if max_cost is not None and split_specs(judge):
+            from sciprobe.evaluation import _check_priced
+
+            _check_priced(split_specs(judge))
+        cache = None
+        if use_cache:
+            from sciprobe.llm.cache import ResponseCache, default_cache_path
+
+            cache = ResponseCache(default_cache_path())
+        return cls(judge=judge, ledger=RunLedger(budget), cache=cache, use_cache=use_cache, log=log)
+
+    @property
+    def exhausted(self) -> bool:
+        return bool(self.ledger is not None and self.ledger.exhausted)
+
+
 def new_request(sub: ValidatedSubmission, user: str) -> SubmissionRequest:
     return SubmissionRequest(
         request_id=uuid.uuid4().hex, user=user, model_name=sub.model.model_name, task=sub.target.ref,
@@ -109,18 +167,38 @@ def _judge_scores(details_file: Path) -> dict | None:
         return None
 
 
-def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data: DataFor = data_for) -> SubmissionRequest:
-    """Score one RUNNING request with ``score_file``; store the result; mark it FINISHED or FAILED."""
-    from sciprobe.scoring_cli import score_file
+class _Paused(Exception):
+    """Scoring stopped for a reason that is the worker's, not the submission's: back to PENDING."""
 
+
+def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data: DataFor = data_for,
+                    worker: Worker | None = None) -> SubmissionRequest:
+    """Score one RUNNING request with ``score_file``; store the result; mark it FINISHED or FAILED — or, when
+    the worker has no judge for a judged task or its budget ran out during the request, PENDING again (with the
+    reason in ``error``) and nothing stored. Bad judge credentials (``FatalBackendError``) also pause the request.
+    """
+    from sciprobe.llm.backends import FatalBackendError
+    from sciprobe.scoring_cli import JudgeRequired, score_file
+
+    worker = worker or Worker(use_cache=False)
     try:
         with tempfile.TemporaryDirectory(prefix="sciprobe-lb-") as tmp:
             preds = Path(tmp) / "predictions.jsonl"
             preds.write_bytes(store.get_predictions(request.request_id))
             location = data(request.benchmark)
-            path, results = score_file(request.task, preds, data=location, model_name=request.model_name,
-                                       output_dir=Path(tmp) / "out")
+            try:
+                path, results = score_file(request.task, preds, data=location, model_name=request.model_name,
+                                           output_dir=Path(tmp) / "out", judge=worker.judge, ledger=worker.ledger,
+                                           cache=worker.cache, use_cache=worker.use_cache)
+            except JudgeRequired as exc:
+                raise _Paused(f"waiting for a worker with a judge: {exc}") from None
+            except FatalBackendError as exc:  # bad judge credentials / permissions: the worker's problem
+                raise _Paused(f"judge unusable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
             task_result = results[0]
+            incomplete = next((r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")), None)
+            if incomplete:  # never a leaderboard result; the judge answers so far are in the cache
+                raise _Paused(f"worker budget spent ({incomplete}); judge answers so far are cached, a worker "
+                              "with budget resumes it")
             prov = dict(task_result.provenance)
             if prov.get("dataset_fingerprint") != request.dataset_fingerprint:
                 raise SciprobeError("the leaderboard dataset changed since this submission was validated; resubmit")
@@ -151,33 +229,60 @@ def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data
                 min_item_date=target.min_item_date)
             result_id = store.add_result(result, details)
         return store.set_status(request.request_id, FINISHED, result_id=result_id)
+    except _Paused as paused:
+        return store.set_status(request.request_id, PENDING, error=sanitize_text(str(paused), 300))
     except Exception as exc:  # noqa: BLE001 - a failed scoring must never leave a request RUNNING
         message = sanitize_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 300)
         return store.set_status(request.request_id, FAILED, error=message)
 
 
-def process_pending(store: LeaderboardStore, *, limit: int = 10, data: DataFor = data_for) -> list[SubmissionRequest]:
-    """The worker's step: claim up to ``limit`` PENDING requests and score each; one commit at the end."""
-    done = [process_request(store, request, data=data) for request in store.claim_pending(limit)]
+def process_pending(store: LeaderboardStore, *, limit: int = 10, data: DataFor = data_for,
+                    worker: Worker | None = None) -> list[SubmissionRequest]:
+    """The worker's step: claim up to ``limit`` PENDING requests and score each; one commit at the end.
+
+    Returns the requests it worked on. A request that comes back PENDING (no judge, budget spent) ends the step:
+    the other claimed requests go back to PENDING untouched."""
+    claimed = store.claim_pending(limit)
+    done: list[SubmissionRequest] = []
+    for k, request in enumerate(claimed):
+        outcome = process_request(store, request, data=data, worker=worker)
+        done.append(outcome)
+        if outcome.status == PENDING:
+            for rest in claimed[k + 1:]:
+                store.set_status(rest.request_id, PENDING)
+            break
     if done:
         _flush(store, f"Score {len(done)} queued request(s)")
     return done
 
 
 def run_worker(store: LeaderboardStore, *, poll_seconds: float = 30.0, data: DataFor = data_for,
-               stop: threading.Event | None = None, max_rounds: int | None = None) -> int:
-    """Poll the queue until ``stop`` is set (or ``max_rounds`` polls); returns the number of requests processed."""
+               stop: threading.Event | None = None, max_rounds: int | None = None,
+               worker: Worker | None = None) -> int:
+    """Poll the queue until ``stop`` is set (or ``max_rounds`` polls); returns the number of requests scored
+    (FINISHED or FAILED). Stops early, with a log line, when a request had to go back to PENDING (the worker's
+    budget is spent, or it has no judge for a judged task)."""
     processed, rounds = 0, 0
     stop = stop or threading.Event()
+    worker = worker or Worker.create()
     while not stop.is_set() and (max_rounds is None or rounds < max_rounds):
         refresh = getattr(store, "refresh", None)
         if refresh is not None:
             refresh()
-        processed += len(process_pending(store, data=data))
+        done = process_pending(store, data=data, worker=worker)
+        processed += sum(1 for r in done if r.status != PENDING)
         rounds += 1
+        paused = [r for r in done if r.status == PENDING]
+        if paused:
+            worker.paused = paused[0]
+            left = len(store.list_requests(PENDING))
+            worker.log(f"stopping: request {paused[0].request_id[:8]} ({paused[0].task}) is PENDING again: "
+                       f"{paused[0].error}; {left} request(s) left in the queue")
+            break
         if max_rounds is None or rounds < max_rounds:
             stop.wait(poll_seconds)
     return processed
 
 
-__all__ = ["INLINE_RUNNERS", "data_for", "process_pending", "process_request", "run_worker", "scored_inline", "submit"]
+__all__ = ["INLINE_RUNNERS", "Worker", "data_for", "process_pending", "process_request", "run_worker",
+           "scored_inline", "submit"]

@@ -151,6 +151,7 @@ class TaskTarget:
 def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget:
     from sciprobe.benchmarks import resolve_task
     from sciprobe.evaluation import load_task_data
+    from sciprobe.scoring_cli import row_item_id  # "id", else "corpus_id" (PreScience)
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data)
@@ -161,7 +162,7 @@ def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget
                       for r in loaded.rows}
     dates = sorted(str(r["date"]) for r in loaded.rows if r.get("date"))
     return TaskTarget(ref, benchmark.name, benchmark.version, kind, task.metric == "idr_classification",
-                      tuple(str(r["id"]) for r in loaded.rows), candidates, loaded.fingerprint,
+                      tuple(row_item_id(r) for r in loaded.rows), candidates, loaded.fingerprint,
                       dates[0] if dates else None, loaded.cutoff.get("cutoff"))
 
 
@@ -187,7 +188,10 @@ def task_ref_error(ref: Any) -> str | None:
         resolve_task(ref)
     except SciprobeError as exc:
         return f"wrong task: {exc}"
-    return None
+    # agent loops: no predictions file can stand in for them
+    from sciprobe.scoring_cli import replay_refusal
+
+    return replay_refusal(ref)
 
 
 def _reject_constant(name: str) -> Any:
