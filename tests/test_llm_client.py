@@ -1,4 +1,6 @@
-"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (no mocks)."""
+"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (no mocks), and
+the same behaviour through the direct OpenAI-compatible transport (``transport=http``): every test that
+builds its client with ``client_for`` runs once per transport."""
 
 from __future__ import annotations
 
@@ -34,8 +36,19 @@ def cache(tmp_path):
         yield c
 
 
+TRANSPORT = {"name": "litellm"}
+
+
+@pytest.fixture(autouse=True, params=["litellm", "http"])
+def transport(request):
+    TRANSPORT["name"] = request.param
+    yield request.param
+    TRANSPORT["name"] = "litellm"
+
+
 def client_for(server: StubServer, extra: str = "", model: str = "openai/gpt-4o-mini", **kw) -> LLMClient:
-    return LLMClient(f"{model},base_url={server.base_url},api_key=sk-test{extra}", backoff_base_s=0.01, **kw)
+    wire = ",transport=http" if TRANSPORT["name"] == "http" else ""
+    return LLMClient(f"{model},base_url={server.base_url},api_key=sk-test{extra}{wire}", backoff_base_s=0.01, **kw)
 
 
 def test_results_in_input_order_even_when_answers_arrive_out_of_order():
@@ -242,3 +255,17 @@ def test_empty_batch_returns_empty_list(stub):
     assert client_for(stub).complete_many([]) == []
     assert stub.count == 0
 
+
+
+@pytest.mark.parametrize("kind", ["429", "429_bare", "500", "502", "503", "timeout", "truncated", "non_json",
+                                  "slow_stream"])
+def test_every_injected_fault_ends_answered_after_retries_or_as_a_named_failure(kind):
+    with StubServer(reply=echo, fault_rate=1.0, fault_kinds=(kind,), fault_hang_s=1.0, fault_slow_s=0.05,
+                    fault_retry_after_s=0.01) as server:
+        client = client_for(server, ",max_retries=1,timeout=0.5")
+        [out] = client.complete_many([req(f"fault {kind}")])
+    if out.ok:  # a slow stream still delivers its answer
+        assert out.text == f"echo: fault {kind}" and kind == "slow_stream"
+    else:
+        assert out.text is None and out.attempts == 2 and ":" in out.error, out.error
+        assert server.count == 2  # one retry, then recorded: never lost, never repeated past the limit

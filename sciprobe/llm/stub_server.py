@@ -7,13 +7,28 @@ mapping all live in litellm + the OpenAI SDK + the HTTP transport; only a real s
         LLMClient(f"openai/judge,base_url={stub.base_url},api_key=x").complete_many(requests)
         assert stub.count == 3
 
-Manual use: ``python -m sciprobe.llm.stub_server --port 8765 --latency 0.05``.
+Besides scripted statuses it can misbehave like a real provider or proxy:
+
+- fault injection: ``StubServer(fault_rate=0.3, fault_kinds=("429", "503", "timeout"), fault_seed=0)``
+  answers a deterministic (seed + request index) 30% of chat requests with one of :data:`FAULT_KINDS`;
+  a ``status_script`` entry may also name a fault kind (``status_script=["truncated", "non_json"]``);
+- rate limits: ``StubServer(rpm=600, burst=2)`` (and/or ``tpm=``) enforces token buckets and answers
+  over-limit requests with 429 + Retry-After, counted in :attr:`StubServer.count_429`;
+- tool calls: a reply function may return a whole assistant message (``{"role": "assistant", "content":
+  None, "tool_calls": [...]}``) instead of text;
+- ``"stream": true`` requests are answered with server-sent events.
+
+:attr:`StubServer.log` records every chat request (index, sha256 of its canonical body, outcome, status).
+
+Manual use: ``python -m sciprobe.llm.stub_server --port 8765 --latency 0.05 --fault-rate 0.1 --rpm 600``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import sys
 import threading
 import time
@@ -24,9 +39,21 @@ from typing import Any, Self
 
 from sciprobe.llm.types import canonical_json, sha256_hex
 
-ReplyFn = Callable[[dict[str, Any]], str]
-ScriptEntry = int | tuple[int, dict[str, str]]
+#: A reply is the answer text, or a whole assistant message (e.g. with ``tool_calls``).
+ReplyFn = Callable[[dict[str, Any]], "str | dict[str, Any]"]
+#: A status code, a status with extra headers, or the name of a fault kind (see :data:`FAULT_KINDS`).
+ScriptEntry = int | tuple[int, dict[str, str]] | str
 StatusFn = Callable[[dict[str, Any], int], ScriptEntry | None]
+
+#: What fault injection can do to a chat request:
+#: ``429`` rate limited with a short retry-after-ms / Retry-After hint; ``429_bare`` the same without any hint;
+#: ``500`` / ``502`` / ``503`` server errors; ``timeout`` hold the request ``fault_hang_s`` then drop the
+#: connection without an answer; ``truncated`` 200 whose Content-Length promises more than is sent before the
+#: connection closes; ``non_json`` 200 with an HTML page; ``slow_stream`` a correct answer dripped out over
+#: ``fault_slow_s`` (as slow SSE chunks when the request streams).
+FAULT_KINDS: tuple[str, ...] = (
+    "429", "429_bare", "500", "502", "503", "timeout", "truncated", "non_json", "slow_stream",
+)
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -35,6 +62,11 @@ _ERROR_TYPES = {
     404: "not_found_error",
     429: "rate_limit_error",
 }
+
+_HTML_PAGE = (
+    b"<html><head><title>Gateway</title></head><body><h1>Upstream temporarily unavailable</h1>"
+    b"<p>The proxy could not reach the model server. (sciprobe stub fault: non_json)</p></body></html>"
+)
 
 
 def default_reply(body: dict[str, Any]) -> str:
@@ -47,9 +79,58 @@ def default_reply(body: dict[str, Any]) -> str:
     return f"Reasoning: stub judgement {digest[:8]}.\nVerdict: {verdict}"
 
 
+def body_sha256(body: dict[str, Any]) -> str:
+    """The request fingerprint used in :attr:`StubServer.log`: sha256 of the canonical JSON body."""
+    return sha256_hex(canonical_json(body))
+
+
 def _count_tokens(text: str) -> int:
     """Whitespace tokens: crude, but deterministic and > 0 for any non-empty text."""
     return len(text.split())
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    return " ".join(str(m.get("content") or "") for m in body.get("messages", []))
+
+
+def _retry_headers(wait_s: float) -> dict[str, str]:
+    """Both hints real providers send: exact milliseconds, and whole seconds (HTTP allows no fraction)."""
+    return {"retry-after-ms": str(max(1, math.ceil(wait_s * 1000.0))), "Retry-After": str(max(1, math.ceil(wait_s)))}
+
+
+class TokenBucket:
+    """``rate_per_s`` tokens per second refill a bucket holding at most ``capacity`` (not thread-safe:
+    :class:`StubServer` calls it under its lock).
+
+    A request costing more than the capacity is admitted once the bucket is full and drives it negative, so
+    an oversized request is slow but never refused forever.
+    """
+
+    def __init__(self, rate_per_s: float, capacity: float, clock: Callable[[], float] = time.monotonic) -> None:
+        if rate_per_s <= 0 or capacity <= 0:
+            raise ValueError("token bucket rate and capacity must be > 0")
+        self.rate = float(rate_per_s)
+        self.capacity = float(capacity)
+        self._clock = clock
+        self.tokens = float(capacity)
+        self._stamp = clock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self.tokens = min(self.capacity, self.tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    def take(self, cost: float = 1.0) -> float:
+        """Admit (returns 0.0, tokens spent) or refuse (returns the seconds until it would be admitted)."""
+        self._refill()
+        need = min(float(cost), self.capacity)
+        if self.tokens >= need:
+            self.tokens -= cost
+            return 0.0
+        return (need - self.tokens) / self.rate
+
+    def give_back(self, cost: float = 1.0) -> None:
+        self.tokens = min(self.capacity, self.tokens + cost)
 
 
 class _Server(ThreadingHTTPServer):
@@ -80,15 +161,41 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None,
+                    content_length: int | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data) if content_length is None else content_length))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
+
+    def _drip(self, chunks: list[bytes], total_s: float) -> None:
+        """Write ``chunks`` one by one, flushed, spread over ``total_s`` seconds."""
+        pause = total_s / max(1, len(chunks))
+        for chunk in chunks:
+            time.sleep(pause)
+            self.wfile.write(chunk)
+            self.wfile.flush()
+
+    def _send_sse(self, events: list[dict[str, Any]], total_s: float = 0.0) -> None:
+        """Server-sent events in chunked transfer encoding, ending with ``data: [DONE]``."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        frames = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+        chunks = [b"%x\r\n%s\r\n" % (len(f), f) for f in frames] + [b"0\r\n\r\n"]
+        if total_s > 0:
+            self.wfile.flush()  # the headers now, then the events one by one
+            self._drip(chunks, total_s)
+        else:
+            self.wfile.write(b"".join(chunks))
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -108,18 +215,34 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send_json(400, {"error": {"message": f"invalid JSON: {exc}", "type": "invalid_request_error"}})
             return
-        status, payload, headers = self.server.stub._handle(body, dict(self.headers.items()))
-        self._send_json(status, payload, headers)
+        self.server.stub._serve(self, body)
 
 
 class StubServer:
     """OpenAI-compatible ``/v1/chat/completions`` + ``/v1/models`` on a loopback port, in a daemon thread.
 
-    ``reply(body) -> str`` makes the answer text (default :func:`default_reply`). ``status_script`` scripts
-    failures for retry tests: a list consumed one entry per chat request (``503`` or ``(429, {"Retry-After":
-    "1"})``; when exhausted every request succeeds) or a callable ``(body, index) -> entry | None``.
+    ``reply(body) -> str | dict`` makes the answer (default :func:`default_reply`); a dict is a whole assistant
+    message, passed through as the choice's message (``finish_reason`` "tool_calls" when it has tool calls,
+    unless it carries its own ``finish_reason``; dict ``arguments`` are JSON-encoded, missing call ids and
+    ``type`` filled in). ``status_script`` scripts failures for retry tests: a list consumed one entry per
+    chat request (``503``, ``(429, {"Retry-After": "1"})`` or a fault kind such as ``"truncated"``; when
+    exhausted every request succeeds) or a callable ``(body, index) -> entry | None``.
     ``latency_s`` sleeps in each request (in its own thread, so concurrent requests overlap like a real API).
-    ``requests``/``count``/``max_in_flight`` let tests assert exactly what the client sent and how.
+    ``requests``/``count``/``max_in_flight``/``log`` let tests assert exactly what the client sent and how.
+
+    Fault injection (applies to requests the script leaves alone): request ``index`` gets a fault when
+    ``u(fault_seed, index) < fault_rate``, the kind drawn from ``fault_kinds``, both from a hash of seed and
+    index: the same seed and request order give the same faults, whatever the threads do. ``fault_hang_s``
+    is how long a ``timeout`` fault holds the request before dropping it (make it longer than the client's
+    timeout), ``fault_slow_s`` how long a ``slow_stream`` answer takes, ``fault_retry_after_s`` the hint a
+    ``429`` fault sends. ``fault_rate``, ``fault_kinds`` and ``fault_seed`` are plain attributes: a test may
+    change them between two runs (e.g. ``stub.fault_rate = 0`` for a clean rerun).
+
+    Rate limits: ``rpm`` requests per minute with a bucket of ``burst`` requests, ``tpm`` tokens per minute
+    (prompt whitespace tokens + ``max_tokens``) with a bucket of ``tpm_burst`` tokens (default: one second's
+    worth, ``tpm / 60``; a larger request waits for a full bucket). Checked on arrival, before
+    ``latency_s`` and faults; a refused request gets 429 with the wait the bucket needs and counts in
+    :attr:`count_429`.
     """
 
     def __init__(
@@ -130,6 +253,17 @@ class StubServer:
         port: int = 0,
         status_script: Iterable[ScriptEntry] | StatusFn | None = None,
         model: str = "stub-model",
+        *,
+        fault_rate: float = 0.0,
+        fault_kinds: Iterable[str] = FAULT_KINDS,
+        fault_seed: int = 0,
+        fault_hang_s: float = 2.0,
+        fault_slow_s: float = 0.3,
+        fault_retry_after_s: float = 0.05,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        burst: float = 2,
+        tpm_burst: float | None = None,
     ) -> None:
         self.reply: ReplyFn = reply or default_reply
         self.latency_s = latency_s
@@ -139,9 +273,29 @@ class StubServer:
         self._script: StatusFn | list[ScriptEntry] | None = (
             status_script if status_script is None or callable(status_script) else list(status_script)
         )
+        if not callable(self._script):
+            for entry in self._script or []:
+                _check_kind(entry)
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
+        self.fault_rate = float(fault_rate)
+        self.fault_kinds: tuple[str, ...] = tuple(str(k) for k in fault_kinds)
+        for kind in self.fault_kinds:
+            _check_kind(kind)
+        if self.fault_rate > 0 and not self.fault_kinds:
+            raise ValueError("fault_rate > 0 needs at least one fault kind")
+        self.fault_seed = fault_seed
+        self.fault_hang_s = fault_hang_s
+        self.fault_slow_s = fault_slow_s
+        self.fault_retry_after_s = fault_retry_after_s
+        self.rpm, self.tpm = rpm, tpm
+        self._rpm_bucket = TokenBucket(rpm / 60.0, burst) if rpm else None
+        self._tpm_bucket = TokenBucket(tpm / 60.0, tpm_burst or tpm / 60.0) if tpm else None
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._headers: list[dict[str, str]] = []
+        self._log: list[dict[str, Any]] = []
+        self._count_429 = 0
         self._in_flight = 0
         self._max_in_flight = 0
         self._httpd: _Server | None = None
@@ -203,58 +357,214 @@ class StubServer:
         with self._lock:
             return self._max_in_flight
 
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        """One dict per chat request, in arrival order (same order as :attr:`requests`):
+
+        ``index``, ``sha256`` (:func:`body_sha256` of the body), ``outcome`` ("ok", a fault kind,
+        "rate_limited", "scripted" for a scripted status, "reply_error" when the reply function raised),
+        ``status`` (HTTP status sent, None when the connection was dropped without one), ``arrived``
+        (``time.monotonic()``) and ``delivered`` (True once the whole response was written, False if it was
+        cut or the client hung up, None while the request is being handled).
+        """
+        with self._lock:
+            return [{k: v for k, v in entry.items() if k != "_token"} for entry in self._log]
+
+    @property
+    def count_429(self) -> int:
+        """Requests refused by the ``rpm``/``tpm`` limits (injected ``429`` faults are not counted here)."""
+        with self._lock:
+            return self._count_429
+
+    def outcomes(self) -> dict[str, int]:
+        """How many chat requests ended in each outcome, e.g. ``{"ok": 12, "503": 2, "timeout": 1}``."""
+        counts: dict[str, int] = {}
+        for entry in self.log:
+            counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
+        return counts
+
+    def fault_for(self, index: int) -> str | None:
+        """The fault injected into request ``index`` (when no script entry overrides it), or None."""
+        if self.fault_rate <= 0 or not self.fault_kinds:
+            return None
+        digest = hashlib.sha256(f"sciprobe-stub-fault:{self.fault_seed}:{index}".encode()).digest()
+        if int.from_bytes(digest[:8], "big") / 2.0**64 >= self.fault_rate:
+            return None
+        return self.fault_kinds[int.from_bytes(digest[8:16], "big") % len(self.fault_kinds)]
+
     def reset(self) -> None:
+        """Forget what was observed (requests, log, counters); indices, hence injected faults, restart at 0.
+        Rate-limit buckets keep their state (the provider does not forget)."""
         with self._lock:
             self._requests.clear()
             self._headers.clear()
+            self._log.clear()
+            self._count_429 = 0
             self._max_in_flight = self._in_flight
 
     # -- request handling --------------------------------------------------------------------------
-    def _next_status(self, body: dict[str, Any], index: int) -> tuple[int, dict[str, str]]:
-        entry: ScriptEntry | None
+    def _next_entry(self, body: dict[str, Any], index: int) -> ScriptEntry | None:
         if self._script is None:
-            entry = None
-        elif callable(self._script):
+            return None
+        if callable(self._script):
             entry = self._script(body, index)
-        else:
-            with self._lock:
-                entry = self._script.pop(0) if self._script else None
-        if entry is None:
-            return 200, {}
-        if isinstance(entry, tuple):
-            return int(entry[0]), dict(entry[1])
-        return int(entry), {}
+            if entry is not None:
+                _check_kind(entry)
+            return entry
+        with self._lock:
+            return self._script.pop(0) if self._script else None
 
-    def _handle(
-        self, body: dict[str, Any], http_headers: dict[str, str] | None = None
-    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _limit_wait(self, body: dict[str, Any]) -> float:
+        """0.0 when the request is within the rate limits (its tokens are then spent), else the wait."""
+        wait = 0.0
+        if self._rpm_bucket is not None:
+            wait = self._rpm_bucket.take(1.0)
+            if wait > 0:
+                return wait
+        if self._tpm_bucket is not None:
+            budget = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+            cost = _count_tokens(_prompt_text(body)) + int(budget)
+            wait = self._tpm_bucket.take(max(1, cost))
+            if wait > 0 and self._rpm_bucket is not None:
+                self._rpm_bucket.give_back(1.0)  # refused: the request slot was not used
+        return wait
+
+    def _set(self, index_in_log: int, **values: Any) -> None:
+        with self._lock:
+            if index_in_log < len(self._log) and self._log[index_in_log]["_token"] is values.get("_token"):
+                self._log[index_in_log].update({k: v for k, v in values.items() if k != "_token"})
+
+    def _serve(self, handler: _Handler, body: dict[str, Any]) -> None:
+        token = object()  # identifies this request's log entry even if reset() clears the log meanwhile
         with self._lock:
             index = len(self._requests)
             self._requests.append(body)
-            self._headers.append({k.lower(): v for k, v in (http_headers or {}).items()})
+            self._headers.append({k.lower(): v for k, v in handler.headers.items()})
+            self._log.append({"index": index, "sha256": body_sha256(body), "outcome": None, "status": None,
+                              "arrived": time.monotonic(), "delivered": None, "_token": token})
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            wait = self._limit_wait(body) if (self._rpm_bucket or self._tpm_bucket) else 0.0
+            if wait > 0:
+                self._count_429 += 1
+
+        def mark(**values: Any) -> None:
+            self._set(index, _token=token, **values)
+
         try:
+            if wait > 0:
+                mark(outcome="rate_limited", status=429)
+                error = {"message": "stub rate limit exceeded (rpm/tpm)", "type": "rate_limit_error", "code": "429"}
+                self._write(handler, mark, lambda: handler._send_json(429, {"error": error}, _retry_headers(wait)))
+                return
             if self.latency_s > 0:
                 time.sleep(self.latency_s)
-            status, headers = self._next_status(body, index)
-            if status != 200:
-                kind = _ERROR_TYPES.get(status, "server_error")
-                error = {"message": f"stub scripted status {status}", "type": kind, "code": str(status)}
-                return status, {"error": error}, headers
-            try:
-                return 200, self._completion(body), headers
-            except Exception as exc:  # noqa: BLE001 - a broken reply callable becomes a visible 500
-                error = {"message": f"stub reply failed: {type(exc).__name__}: {exc}", "type": "server_error"}
-                return 500, {"error": error}, {}
+            entry = self._next_entry(body, index)
+            if entry is None:
+                entry = self.fault_for(index)
+            if isinstance(entry, str):
+                self._fault(handler, body, entry, mark)
+                return
+            if entry is not None:
+                status, headers = (int(entry[0]), dict(entry[1])) if isinstance(entry, tuple) else (int(entry), {})
+                if status != 200:
+                    mark(outcome="scripted", status=status)
+                    kind = _ERROR_TYPES.get(status, "server_error")
+                    error = {"message": f"stub scripted status {status}", "type": kind, "code": str(status)}
+                    self._write(handler, mark, lambda: handler._send_json(status, {"error": error}, headers))
+                    return
+            else:
+                headers = {}
+            self._answer(handler, body, mark, headers)
         finally:
             with self._lock:
                 self._in_flight -= 1
 
+    @staticmethod
+    def _write(handler: _Handler, mark: Callable[..., None], send: Callable[[], None]) -> None:
+        try:
+            send()
+            handler.wfile.flush()
+        except OSError:  # the client hung up (timeout, cancellation, killed process)
+            handler.close_connection = True
+            mark(delivered=False)
+            return
+        mark(delivered=True)
+
+    def _answer(self, handler: _Handler, body: dict[str, Any], mark: Callable[..., None],
+                headers: dict[str, str], slow_s: float = 0.0, outcome: str = "ok") -> None:
+        try:
+            completion = self._completion(body)
+        except Exception as exc:  # noqa: BLE001 - a broken reply callable becomes a visible 500
+            mark(outcome="reply_error", status=500)
+            error = {"message": f"stub reply failed: {type(exc).__name__}: {exc}", "type": "server_error"}
+            self._write(handler, mark, lambda: handler._send_json(500, {"error": error}))
+            return
+        mark(outcome=outcome, status=200)
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            events = _stream_events(completion, include_usage)
+            self._write(handler, mark, lambda: handler._send_sse(events, slow_s))
+            return
+        if slow_s <= 0:
+            self._write(handler, mark, lambda: handler._send_json(200, completion, headers))
+            return
+        data = json.dumps(completion).encode("utf-8")
+
+        def drip() -> None:
+            handler._send_bytes(200, b"", "application/json", headers, content_length=len(data))
+            handler.wfile.flush()
+            step = max(1, math.ceil(len(data) / 8))
+            handler._drip([data[i:i + step] for i in range(0, len(data), step)], slow_s)
+
+        self._write(handler, mark, drip)
+
+    def _fault(self, handler: _Handler, body: dict[str, Any], kind: str, mark: Callable[..., None]) -> None:
+        if kind == "slow_stream":
+            self._answer(handler, body, mark, {}, slow_s=self.fault_slow_s, outcome="slow_stream")
+            return
+        if kind == "timeout":
+            mark(outcome="timeout", status=None)
+            time.sleep(self.fault_hang_s)
+            handler.close_connection = True  # no response at all: the server closes the socket
+            mark(delivered=False)
+            return
+        if kind == "truncated":
+            mark(outcome="truncated", status=200)
+            try:
+                data = json.dumps(self._completion(body)).encode("utf-8")
+            except Exception:  # noqa: BLE001 - cut short anyway: any JSON will do
+                data = json.dumps({"error": {"message": "stub reply failed", "type": "server_error"}}).encode()
+
+            def cut() -> None:
+                handler._send_bytes(200, data[: len(data) // 2], "application/json", content_length=len(data) + 64)
+                handler.wfile.flush()
+
+            self._write(handler, mark, cut)
+            handler.close_connection = True
+            mark(delivered=False)
+            return
+        if kind == "non_json":
+            mark(outcome="non_json", status=200)
+            self._write(handler, mark, lambda: handler._send_bytes(200, _HTML_PAGE, "text/html; charset=utf-8"))
+            return
+        status = int(kind.split("_")[0])
+        headers = _retry_headers(self.fault_retry_after_s) if kind == "429" else {}
+        mark(outcome=kind, status=status)
+        error = {"message": f"stub injected fault {kind}", "type": _ERROR_TYPES.get(status, "server_error"),
+                 "code": str(status)}
+        self._write(handler, mark, lambda: handler._send_json(status, {"error": error}, headers))
+
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = self.reply(body)
-        prompt = " ".join(str(m.get("content", "")) for m in body.get("messages", []))
-        prompt_tokens, completion_tokens = _count_tokens(prompt), _count_tokens(text)
+        reply = self.reply(body)
+        if isinstance(reply, dict):
+            message, finish_reason = _assistant_message(reply)
+            answer_text = str(message.get("content") or "") + " " + " ".join(
+                str(call.get("function", {}).get("arguments", "")) for call in message.get("tool_calls") or [])
+        else:
+            text = str(reply)
+            message, finish_reason, answer_text = {"role": "assistant", "content": text}, "stop", text
+        prompt_tokens, completion_tokens = _count_tokens(_prompt_text(body)), _count_tokens(answer_text)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -263,8 +573,8 @@ class StubServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": finish_reason,
                     "logprobs": None,
                 }
             ],
@@ -276,14 +586,77 @@ class StubServer:
         }
 
 
+def _check_kind(entry: Any) -> None:
+    if isinstance(entry, str) and entry not in FAULT_KINDS:
+        raise ValueError(f"unknown stub fault kind {entry!r}; known: {', '.join(FAULT_KINDS)}")
+
+
+def _assistant_message(reply: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A reply dict as an OpenAI assistant message plus its finish_reason."""
+    message = {"role": "assistant", "content": None, **reply}
+    finish_reason = message.pop("finish_reason", None)
+    calls = []
+    for n, call in enumerate(message.get("tool_calls") or []):
+        call = dict(call)
+        function = dict(call.get("function") or {})
+        if not isinstance(function.get("arguments", ""), str):
+            function["arguments"] = json.dumps(function["arguments"])
+        function.setdefault("arguments", "{}")
+        call["function"] = function
+        call.setdefault("id", f"call_{n}_{uuid.uuid4().hex[:12]}")
+        call.setdefault("type", "function")
+        calls.append(call)
+    if calls:
+        message["tool_calls"] = calls
+    else:
+        message.pop("tool_calls", None)
+    return message, finish_reason or ("tool_calls" if calls else "stop")
+
+
+def _stream_events(completion: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A completion as ``chat.completion.chunk`` events: role, content pieces, tool calls, finish, usage."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    text = message.get("content") or ""
+    pieces = [text[i:i + 16] for i in range(0, len(text), 16)]
+    events += [chunk({"content": piece}) for piece in pieces]
+    if message.get("tool_calls"):
+        events.append(chunk({"tool_calls": [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]}))
+    events.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        events.append(base | {"choices": [], "usage": completion["usage"]})
+    return events
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve until interrupted; prints the base URL first (benches read that line)."""
     parser = argparse.ArgumentParser(prog="python -m sciprobe.llm.stub_server", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept per request")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of chat requests given a fault (0-1)")
+    parser.add_argument("--fault-kinds", default=",".join(FAULT_KINDS),
+                        help=f"comma-separated fault kinds to draw from (default: all of {','.join(FAULT_KINDS)})")
+    parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws (per request index)")
+    parser.add_argument("--fault-hang", type=float, default=2.0, help="seconds a 'timeout' fault holds the request")
+    parser.add_argument("--fault-slow", type=float, default=0.3, help="seconds a 'slow_stream' answer takes")
+    parser.add_argument("--rpm", type=float, default=None, help="enforce this many requests per minute (429 above)")
+    parser.add_argument("--tpm", type=float, default=None, help="enforce this many tokens per minute (429 above)")
+    parser.add_argument("--burst", type=float, default=2, help="request bucket size of --rpm")
     args = parser.parse_args(argv)
-    stub = StubServer(latency_s=args.latency, host=args.host, port=args.port).start()
+    kinds = [k.strip() for k in args.fault_kinds.split(",") if k.strip()]
+    try:
+        stub = StubServer(latency_s=args.latency, host=args.host, port=args.port, fault_rate=args.fault_rate,
+                          fault_kinds=kinds, fault_seed=args.fault_seed, fault_hang_s=args.fault_hang,
+                          fault_slow_s=args.fault_slow, rpm=args.rpm, tpm=args.tpm, burst=args.burst).start()
+    except ValueError as exc:
+        parser.error(str(exc))
     print(stub.base_url, flush=True)
     try:
         while True:
@@ -292,6 +665,8 @@ def main(argv: list[str] | None = None) -> None:
         pass
     finally:
         stub.stop()
+        if args.rpm or args.tpm:
+            print(f"rate-limited requests: {stub.count_429}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
