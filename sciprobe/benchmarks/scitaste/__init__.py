@@ -10,8 +10,8 @@ paper: "A Multi-Disciplinary Benchmark for Assessing Large Language Models' Judg
 spec: shared/spec/scitaste.md
 
 The declaration every artifact reads: dataset configs and features, the ``pure_qa`` task (prompt, parser,
-scorer, generation parameters), card text. The DimAgent tool modes and ``native_search`` need an agent loop and
-a frozen tool-data release; they are not declared yet (spec §2.3–§2.4).
+scorer, generation parameters), card text. The tool and search modes (``dimagent_v3``, ``native_search``,
+``dimagent_v3_native``) are run by :mod:`sciprobe.benchmarks.scitaste.agent` (spec §2.3–§2.4).
 """
 
 from __future__ import annotations
@@ -139,6 +139,18 @@ TASKS = {
         metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
         parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
         headline="scheme2_score", corpus_metrics=CORPUS_METRICS),
+    # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (runner "scitaste_agent");
+    # the final answer has pure_qa's format, parser and scorer.
+    **{name: TaskSpec(
+        name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
+        parse=parsing.parse_answer, gold=gold, runner="scitaste_agent", generation=dict(GENERATION),
+        modes=("paper", "strict"), headline="scheme2_score", corpus_metrics=CORPUS_METRICS)
+       for name, description in (
+           ("dimagent_v3", "two-round DimAgent-v3: call the nine bibliometric tools (snapshot or live ADS/OpenAlex), "
+                           "then predict the ATI composite and seven dimension scores"),
+           ("native_search", "predict as pure_qa with the provider's built-in web search (provider-dependent)"),
+           ("dimagent_v3_native", "DimAgent-v3 tools plus the provider's built-in web search (provider-dependent)"),
+       )},
 }
 
 CARD_SECTIONS = {
@@ -181,7 +193,7 @@ CARD_SECTIONS = {
         "one comparison.",
     ]),
     "Task and scoring decisions": "\n".join([
-        "- `pure_qa` only. Prompt: own wording, version `" + prompts.PROMPT_VERSION + "`; gives the two published "
+        "- `pure_qa` (the lighteval card's only task). Prompt: own wording, version `" + prompts.PROMPT_VERSION + "`; gives the two published "
         "weights; abstracts are not truncated. Strict JSON `{score, dimensions{7}, reasoning, confidence}`; the "
         "lenient parser accepts fenced blocks, JSON inside prose, trailing commas and alternative key names.",
         "- Failures (empty, non-JSON, missing score or dimensions, non-numeric, any value outside 0-100) are "
@@ -191,8 +203,15 @@ CARD_SECTIONS = {
         "its distance from the weighted sum of its dimensions.",
         "- Aggregation: pooled WAPE over all scored items is the headline; per-discipline scores and their macro "
         "average are reported beside it.",
-        "- Not implemented yet: `native_search`, `dimagent_v3`, `dimagent_v3_native` (need an agent loop and a "
-        "frozen tool-data release, spec §2.4).",
+        "- `dimagent_v3` (sciprobe's agent loop, `sciprobe.benchmarks.scitaste.agent`): round 1 offers the nine "
+        "single-`bibcode` tools of the spec's proposed set (Table 6 is missing) and asks for all of them; round 2 "
+        "returns the JSON. Tool backends: a frozen snapshot keyed by identifier (default; the bundled sample has "
+        "an invented one) or live NASA ADS / OpenAlex clients. Unknown identifiers and tool errors are returned "
+        "to the model and recorded; at most `max_tool_calls` (default 9) calls run per paper. Models without "
+        "function calling (the bundled model) use a `CALL <tool> <identifier>` text protocol; its failures are "
+        "recorded. Live tools drift and leak the gold's raw inputs: use a snapshot for comparisons.",
+        "- `native_search`, `dimagent_v3_native`: provider-dependent (litellm `web_search_options`); skipped with a "
+        "message when litellm reports no web search for the model, unless forced.",
         "- Name clash: `Dustzx/SciTaste` and the RLCF/SciJudge pairwise task are different benchmarks.",
     ]),
 }

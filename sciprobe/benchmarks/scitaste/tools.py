@@ -1,0 +1,713 @@
+"""DimAgent-v3 bibliometric tools for SciTaste-Bench and their pluggable backends (spec ``scitaste.md`` §2.4, §6.11).
+
+The paper's Table 6 (tool names, return schemas) is **[MISSING]**; the nine tools here are the spec's
+**[PROPOSAL]** set, each with one ``bibcode`` argument. They return raw evidence (counts, lists, venues), never
+precomputed dimension scores.
+
+Backends, one interface (:class:`ToolBackend`: ``call(tool, bibcode) -> dict`` raising :class:`ToolError`):
+
+- :class:`SnapshotBackend` — frozen tool responses keyed by identifier, read from a local file. Runs are
+  reproducible and offline. Formats: a JSON object ``{"format": SNAPSHOT_FORMAT, "source", "collected_on",
+  "records": {bibcode: {tool: payload}}}``, or ``tool_evidence`` rows (spec §8: ``bibcode``, ``tool_name``,
+  ``payload_json``, ``source``, ``collected_on``) as JSONL or Parquet.
+- :class:`AdsBackend` (NASA ADS search API; token from ``ADS_API_TOKEN`` / ``ADS_DEV_KEY``) and
+  :class:`OpenAlexBackend` (polite pool: ``mailto`` from ``OPENALEX_MAILTO`` in the query and User-Agent,
+  minimum request interval) — live HTTP with timeouts, retries on 429/5xx honouring ``Retry-After``, and a
+  configurable base URL (``SCIPROBE_ADS_URL`` / ``SCIPROBE_OPENALEX_URL``) so tests aim them at a loopback fake.
+- :class:`LiveBackend` routes as the paper: physics -> ADS, other disciplines -> OpenAlex after mapping the
+  internal identifier to the OpenAlex work id (the row's ``openalex_id``, spec's ``openalex_bibcode_map``);
+  physics falls back to OpenAlex when no ADS token is configured.
+
+Every failure a model can cause or meet (unknown identifier, unknown tool, bad arguments, HTTP error) is a
+:class:`ToolError`: :func:`execute` turns it into a recorded outcome whose error text goes back to the model as
+the tool result; nothing here raises into the runner.
+
+Leakage (spec §6.11): live tools return the raw inputs of the gold (citation counts, references, venues), and
+they drift. Leaderboard claims need a frozen snapshot; the snapshot's ``collected_on`` is recorded in results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from sciprobe.errors import SciprobeError
+
+#: The nine tools (spec §2.4 [PROPOSAL]; Table 6 missing): name -> (description, dimension letters served).
+TOOLS: dict[str, tuple[str, str]] = {
+    "get_paper_metadata": ("Title, year, venue, DOI, document type and abstract of the paper.", "A,G"),
+    "get_citation_stats": ("Total citation count and citations received per year.", "A"),
+    "get_references": ("The works the paper cites, with their years and venues.", "B"),
+    "get_citing_works": (("Works citing the paper, each flagged if it also cites the paper's own references "
+                         "(inputs of the CD disruption index)."), "D"),
+    "get_semantic_neighbors": ("The papers most similar in content to this one, most similar first.", "C"),
+    "get_concepts_topics": ("Concepts, topics and keywords assigned to the paper, with scores.", "E"),
+    "get_authors_affiliations": ("Authors with their institutions and countries; author and country counts.", "F"),
+    "get_journal_metrics": (("Indicators of the publishing venue (citedness, h-index; impact factor and "
+                            "quartiles where the source has them)."), "G"),
+    "get_field_distribution": (("How the paper's references spread over research fields, with the Shannon "
+                               "entropy of that distribution."), "B,C"),
+}
+TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+SNAPSHOT_FORMAT = "sciprobe-scitaste-tool-snapshot-v1"
+#: How many list entries a tool returns at most (references, citing works, authors...): keeps prompts bounded.
+MAX_LIST = 25
+
+
+def tool_schemas(names: Sequence[str] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """The tools in the OpenAI ``tools=`` format (litellm function calling), one ``bibcode`` argument each."""
+    return [{"type": "function", "function": {
+        "name": name, "description": TOOLS[name][0],
+        "parameters": {"type": "object", "properties": {"bibcode": {
+            "type": "string", "description": "the paper's identifier exactly as given (ADS bibcode or work id)"}},
+            "required": ["bibcode"], "additionalProperties": False}}} for name in names]
+
+
+class ToolError(Exception):
+    """A tool could not answer; the message is what the model sees (``{"error": message}``)."""
+
+
+class ToolBackend(Protocol):
+    name: str
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class ToolOutcome:
+    """One executed (or refused) tool call, as recorded in the sample's details."""
+
+    call_id: str
+    name: str
+    arguments: str
+    bibcode: str | None
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    backend: str = ""
+    latency_s: float = 0.0
+
+    def content(self, max_chars: int | None = None) -> str:
+        """The tool message sent back to the model: the result JSON, or ``{"error": ...}``."""
+        payload = self.result if self.ok else {"error": self.error}
+        text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+        if max_chars is not None and len(text) > max_chars:
+            text = text[: max_chars - 15] + " ...[truncated]"
+        return text
+
+    def as_record(self) -> dict[str, Any]:
+        return {"id": self.call_id, "name": self.name, "arguments": self.arguments, "bibcode": self.bibcode,
+                "ok": self.ok, "result": self.result, "error": self.error, "backend": self.backend,
+                "latency_s": round(self.latency_s, 4)}
+
+
+def parse_arguments(arguments: Any) -> str:
+    """The ``bibcode`` of a call's arguments (a JSON string or a dict); :class:`ToolError` when unusable."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            raise ToolError(f"arguments are not valid JSON: {arguments[:120]!r}") from None
+    if not isinstance(arguments, Mapping):
+        raise ToolError("arguments must be a JSON object with a 'bibcode' string")
+    bibcode = arguments.get("bibcode")
+    if not isinstance(bibcode, str) or not bibcode.strip():
+        raise ToolError("missing argument 'bibcode' (the paper's identifier)")
+    return bibcode.strip()
+
+
+def execute(backend: ToolBackend, call_id: str, name: str, arguments: Any) -> ToolOutcome:
+    """Run one tool call; every failure becomes a recorded outcome, never an exception."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+    started = time.perf_counter()
+    bibcode = None
+    try:
+        if name not in TOOLS:
+            raise ToolError(f"unknown tool {name!r}; tools: {', '.join(TOOL_NAMES)}")
+        bibcode = parse_arguments(arguments)
+        result = backend.call(name, bibcode)
+        return ToolOutcome(call_id, name, raw, bibcode, True, result, None, backend.name,
+                           time.perf_counter() - started)
+    except ToolError as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a backend bug must not sink the run; it is recorded
+        error = f"{type(exc).__name__}: {exc}"
+    return ToolOutcome(call_id, name, raw, bibcode, False, None, error, backend.name, time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------- frozen snapshot
+
+class SnapshotBackend:
+    """Recorded tool responses keyed by identifier (offline, reproducible)."""
+
+    name = "snapshot"
+
+    def __init__(self, records: Mapping[str, Mapping[str, Any]], *, source: str = "", collected_on: str | None = None,
+                 path: str | None = None) -> None:
+        self.records = {str(k): dict(v) for k, v in records.items()}
+        self.source = source
+        self.collected_on = collected_on
+        self.path = path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SnapshotBackend:
+        """Read a snapshot file (JSON object, or JSONL / Parquet ``tool_evidence`` rows); one-line errors."""
+        path = Path(path)
+        if not path.is_file():
+            raise SciprobeError(f"tool snapshot {path} does not exist")
+        suffix = path.suffix.lower()
+        try:
+            if suffix == ".json":
+                data = json.loads(path.read_text("utf-8"))
+                if not isinstance(data, Mapping) or not isinstance(data.get("records"), Mapping):
+                    raise SciprobeError(f"tool snapshot {path}: expected an object with 'records' {{bibcode: {{tool: "
+                                        "payload}}}}")
+                return cls(data["records"], source=str(data.get("source", "")), collected_on=data.get("collected_on"),
+                           path=str(path))
+            if suffix == ".jsonl":
+                rows: Iterable[Mapping] = [json.loads(line) for line in path.read_text("utf-8").splitlines()
+                                           if line.strip()]
+            elif suffix == ".parquet":
+                import pyarrow.parquet as pq
+
+                rows = pq.read_table(path).to_pylist()
+            else:
+                raise SciprobeError(f"tool snapshot {path}: use .json, .jsonl or .parquet")
+        except json.JSONDecodeError as exc:
+            raise SciprobeError(f"tool snapshot {path} is not valid JSON: {exc}") from None
+        records: dict[str, dict[str, Any]] = {}
+        sources, dates = set(), set()
+        for n, row in enumerate(rows):
+            try:
+                payload = row["payload_json"] if "payload_json" in row else row["payload"]
+                records.setdefault(str(row["bibcode"]), {})[str(row["tool_name"])] = (
+                    json.loads(payload) if isinstance(payload, str) else payload)
+            except (KeyError, TypeError, json.JSONDecodeError) as exc:
+                raise SciprobeError(f"tool snapshot {path} row {n}: needs bibcode, tool_name, payload_json "
+                                    f"({type(exc).__name__}: {exc})") from None
+            sources.add(row.get("source"))
+            dates.add(row.get("collected_on"))
+        return cls(records, source=",".join(sorted(str(s) for s in sources if s)),
+                   collected_on=",".join(sorted(str(d) for d in dates if d)) or None, path=str(path))
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]:
+        entry = self.records.get(bibcode)
+        if entry is None:
+            raise ToolError(f"unknown identifier {bibcode!r}: not in the tool snapshot")
+        if tool not in entry:
+            raise ToolError(f"no recorded {tool} response for {bibcode!r} in the tool snapshot")
+        return entry[tool]
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "path": self.path, "source": self.source, "collected_on": self.collected_on,
+                "n_identifiers": len(self.records)}
+
+    def dump(self, path: str | os.PathLike[str]) -> Path:
+        """Write the JSON form: one stable byte layout, one identifier per line (readable diffs)."""
+        def dumps(obj: Any) -> str:
+            return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+        head = [f' "format": {dumps(SNAPSHOT_FORMAT)},', f' "source": {dumps(self.source)},',
+                f' "collected_on": {dumps(self.collected_on)},']
+        body = ",\n".join(f"  {dumps(k)}: {dumps(self.records[k])}" for k in sorted(self.records))
+        path = Path(path)
+        path.write_text("{\n" + "\n".join(head) + '\n "records": {\n' + body + "\n }\n}\n", "utf-8")
+        return path
+
+
+class RecordingBackend:
+    """Wraps a live backend and keeps every successful response, to freeze a run into a snapshot."""
+
+    def __init__(self, inner: ToolBackend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.records: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]:
+        result = self.inner.call(tool, bibcode)
+        with self._lock:
+            self.records.setdefault(bibcode, {})[tool] = result
+        return result
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "recording": True}
+
+    def snapshot(self, collected_on: str | None = None) -> SnapshotBackend:
+        return SnapshotBackend(self.records, source=self.inner.name, collected_on=collected_on)
+
+
+# ---------------------------------------------------------------- live HTTP
+
+class HttpJson:
+    """GET JSON with a timeout, retries (429 / 5xx / connection errors; ``Retry-After`` honoured, capped) and
+    a minimum interval between requests (polite rate limiting, shared by the threads using this client)."""
+
+    def __init__(self, base_url: str, *, headers: Mapping[str, str] | None = None, timeout_s: float = 30.0,
+                 max_retries: int = 3, min_interval_s: float = 0.0, backoff_s: float = 0.5,
+                 max_wait_s: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.headers = dict(headers or {})
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.min_interval_s = min_interval_s
+        self.backoff_s = backoff_s
+        self.max_wait_s = max_wait_s
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._next_at = 0.0
+
+    def _pace(self) -> None:
+        if self.min_interval_s <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            wait = self._next_at - now
+            self._next_at = max(now, self._next_at) + self.min_interval_s
+        if wait > 0:
+            time.sleep(wait)
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None})
+        url = f"{self.base_url}/{path.lstrip('/')}" + (f"?{query}" if query else "")
+        attempt = 0
+        while True:
+            attempt += 1
+            self._pace()
+            with self._lock:
+                self.requests += 1
+            request = urllib.request.Request(url, headers={"Accept": "application/json", **self.headers})
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                retry = exc.code == 429 or exc.code >= 500
+                if exc.code == 404:
+                    raise ToolError(f"not found at {self._where()} (HTTP 404)") from None
+                if not retry or attempt > self.max_retries:
+                    raise ToolError(f"{self._where()} answered HTTP {exc.code}"
+                                    + (" after retries" if retry else "")) from None
+                time.sleep(self._delay(attempt, exc.headers.get("Retry-After") if exc.headers else None))
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                if attempt > self.max_retries:
+                    raise ToolError(f"{self._where()} unreachable: {getattr(exc, 'reason', exc)}") from None
+                time.sleep(self._delay(attempt, None))
+            except json.JSONDecodeError:
+                raise ToolError(f"{self._where()} returned a non-JSON body") from None
+
+    def _where(self) -> str:
+        return urllib.parse.urlsplit(self.base_url).netloc or self.base_url
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after is not None:
+            try:
+                return min(max(0.0, float(retry_after)), self.max_wait_s)
+            except ValueError:
+                pass
+        return min(self.max_wait_s, self.backoff_s * 2 ** (attempt - 1))
+
+
+def _entropy(counts: Mapping[str, int]) -> float | None:
+    total = sum(counts.values())
+    if total == 0:
+        return None
+    return round(-sum(c / total * math.log2(c / total) for c in counts.values() if c), 4)
+
+
+def _distribution(labels: Iterable[str | None]) -> dict[str, Any]:
+    counts = Counter(label for label in labels if label)
+    return {"n_labelled": sum(counts.values()), "n_fields": len(counts),
+            "counts": dict(counts.most_common(MAX_LIST)), "shannon_entropy_bits": _entropy(counts)}
+
+
+def _per_year(years: Iterable[Any]) -> dict[str, int]:
+    counts = Counter(str(y) for y in years if y)
+    return dict(sorted(counts.items()))
+
+
+def _first(value: Any) -> Any:
+    return value[0] if isinstance(value, list) and value else (None if isinstance(value, list) else value)
+
+
+class AdsBackend:
+    """NASA ADS search API (``/search/query``; Solr operators ``references()``, ``citations()``,
+    ``similar()``). ADS has no journal impact factors or countries: those fields come back null with a note."""
+
+    name = "ads"
+    DEFAULT_URL = "https://api.adsabs.harvard.edu/v1"
+    _FOCAL_FIELDS = ("bibcode,title,year,pub,bibstem,doi,abstract,doctype,citation_count,read_count,keyword,"
+                     "arxiv_class,database,author,aff,author_count,reference")
+
+    def __init__(self, token: str | None = None, base_url: str | None = None, *, timeout_s: float = 30.0,
+                 max_retries: int = 3, min_interval_s: float = 0.0, max_rows: int = 200) -> None:
+        token = token or os.environ.get("ADS_API_TOKEN") or os.environ.get("ADS_DEV_KEY")
+        if not token:
+            raise SciprobeError("the ADS backend needs an API token: set ADS_API_TOKEN (or ADS_DEV_KEY)")
+        self.base_url = base_url or os.environ.get("SCIPROBE_ADS_URL") or self.DEFAULT_URL
+        self.http = HttpJson(self.base_url, headers={"Authorization": f"Bearer {token}"}, timeout_s=timeout_s,
+                             max_retries=max_retries, min_interval_s=min_interval_s)
+        self.max_rows = max_rows
+        self._focal: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "base_url": self.base_url, "collected_on": time.strftime("%Y-%m-%d")}
+
+    def _query(self, q: str, fl: str, rows: int) -> list[dict[str, Any]]:
+        data = self.http.get("search/query", {"q": q, "fl": fl, "rows": rows})
+        return list((data.get("response") or {}).get("docs") or [])
+
+    def _doc(self, bibcode: str) -> dict[str, Any]:
+        with self._lock:
+            cached = self._focal.get(bibcode)
+        if cached is not None:
+            return cached
+        docs = self._query(f'bibcode:"{bibcode}"', self._FOCAL_FIELDS, 1)
+        if not docs:
+            raise ToolError(f"unknown identifier {bibcode!r}: ADS has no such bibcode")
+        with self._lock:
+            self._focal[bibcode] = docs[0]
+        return docs[0]
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]:
+        doc = self._doc(bibcode)
+        if tool == "get_paper_metadata":
+            return {"bibcode": doc.get("bibcode"), "title": _first(doc.get("title")), "year": doc.get("year"),
+                    "venue": doc.get("pub"), "bibstem": _first(doc.get("bibstem")), "doi": _first(doc.get("doi")),
+                    "doctype": doc.get("doctype"), "abstract": doc.get("abstract")}
+        if tool == "get_citation_stats":
+            citing = self._query(f'citations(bibcode:"{bibcode}")', "year", self.max_rows)
+            return {"citation_count": doc.get("citation_count"), "read_count": doc.get("read_count"),
+                    "citations_per_year": _per_year(d.get("year") for d in citing),
+                    "citations_listed": len(citing)}
+        if tool in ("get_references", "get_field_distribution"):
+            refs = self._query(f'references(bibcode:"{bibcode}")', "bibcode,year,bibstem,database", self.max_rows)
+            if tool == "get_field_distribution":
+                return {"n_references": len(refs), "by_database": _distribution(_first(r.get("database")) for r in refs),
+                        "by_venue": _distribution(_first(r.get("bibstem")) for r in refs)}
+            years = [int(r["year"]) for r in refs if str(r.get("year") or "").isdigit()]
+            return {"n_references": len(doc.get("reference") or refs), "year_range": [min(years), max(years)] if years else None,
+                    "n_distinct_venues": len({_first(r.get("bibstem")) for r in refs} - {None}),
+                    "references": [{"id": r.get("bibcode"), "year": r.get("year"), "venue": _first(r.get("bibstem"))}
+                                   for r in refs[:MAX_LIST]]}
+        if tool == "get_citing_works":
+            focal_refs = set(doc.get("reference") or [])
+            citing = self._query(f'citations(bibcode:"{bibcode}")', "bibcode,year,reference", self.max_rows)
+            flags = [bool(focal_refs & set(c.get("reference") or [])) for c in citing]
+            return {"n_citing": doc.get("citation_count"), "n_listed": len(citing),
+                    "n_also_citing_references": sum(flags),
+                    "citing": [{"id": c.get("bibcode"), "year": c.get("year"), "also_cites_references": f}
+                               for c, f in list(zip(citing, flags))[:MAX_LIST]]}
+        if tool == "get_semantic_neighbors":
+            similar = [d for d in self._query(f'similar(bibcode:"{bibcode}")', "bibcode,title,year", MAX_LIST + 1)
+                       if d.get("bibcode") != bibcode]
+            return {"method": "ADS similar() text similarity, most similar first", "distances": None,
+                    "neighbors": [{"rank": i + 1, "id": d.get("bibcode"), "title": _first(d.get("title")),
+                                   "year": d.get("year")} for i, d in enumerate(similar[:MAX_LIST])]}
+        if tool == "get_concepts_topics":
+            return {"keywords": (doc.get("keyword") or [])[:MAX_LIST], "arxiv_classes": doc.get("arxiv_class") or [],
+                    "databases": doc.get("database") or [], "topics": None}
+        if tool == "get_authors_affiliations":
+            authors = doc.get("author") or []
+            affs = doc.get("aff") or []
+            return {"author_count": doc.get("author_count", len(authors)), "country_count": None,
+                    "note": "ADS gives affiliation strings, not countries",
+                    "authors": [{"name": a, "affiliation": affs[i] if i < len(affs) else None}
+                                for i, a in enumerate(authors[:MAX_LIST])]}
+        if tool == "get_journal_metrics":
+            return {"venue": doc.get("pub"), "bibstem": _first(doc.get("bibstem")), "impact_factor": None,
+                    "jcr_quartile": None, "cas_zone": None, "note": "ADS does not provide journal impact indicators"}
+        raise ToolError(f"unknown tool {tool!r}")
+
+
+_OPENALEX_ID = re.compile(r"^(?:https://openalex\.org/)?(W\d+)$", re.IGNORECASE)
+
+
+class OpenAlexBackend:
+    """OpenAlex works API. Identifiers: an OpenAlex work id (``W123``), or an internal id mapped by
+    ``id_map`` (the dataset's ``openalex_id`` column), or ``doi:10.x/...``."""
+
+    name = "openalex"
+    DEFAULT_URL = "https://api.openalex.org"
+
+    def __init__(self, base_url: str | None = None, *, id_map: Mapping[str, str] | None = None,
+                 mailto: str | None = None, api_key: str | None = None, timeout_s: float = 30.0,
+                 max_retries: int = 3, min_interval_s: float = 0.1) -> None:
+        self.base_url = base_url or os.environ.get("SCIPROBE_OPENALEX_URL") or self.DEFAULT_URL
+        self.mailto = mailto or os.environ.get("OPENALEX_MAILTO")
+        self.api_key = api_key or os.environ.get("OPENALEX_API_KEY")
+        agent = "sciprobe-scitaste" + (f" (mailto:{self.mailto})" if self.mailto else "")
+        self.http = HttpJson(self.base_url, headers={"User-Agent": agent}, timeout_s=timeout_s,
+                             max_retries=max_retries, min_interval_s=min_interval_s)
+        self.id_map = {str(k): str(v) for k, v in (id_map or {}).items() if v}
+        self._works: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "base_url": self.base_url, "polite_pool": bool(self.mailto),
+                "collected_on": time.strftime("%Y-%m-%d")}
+
+    def resolve(self, bibcode: str) -> str:
+        mapped = self.id_map.get(bibcode, bibcode)
+        match = _OPENALEX_ID.match(mapped)
+        if match:
+            return match[1].upper()
+        if mapped.lower().startswith("doi:"):
+            return mapped
+        raise ToolError(f"unknown identifier {bibcode!r}: no OpenAlex work id is mapped to it")
+
+    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self.http.get(path, {**(params or {}), "mailto": self.mailto, "api_key": self.api_key})
+
+    def _work(self, bibcode: str) -> dict[str, Any]:
+        work_id = self.resolve(bibcode)
+        with self._lock:
+            cached = self._works.get(work_id)
+        if cached is not None:
+            return cached
+        try:
+            work = self._get(f"works/{urllib.parse.quote(work_id, safe=':/')}")
+        except ToolError as exc:
+            if "404" in str(exc):
+                raise ToolError(f"unknown identifier {bibcode!r}: OpenAlex has no work {work_id}") from None
+            raise
+        with self._lock:
+            self._works[work_id] = work
+        return work
+
+    def _batch(self, ids: Sequence[str], select: str) -> list[dict[str, Any]]:
+        short = [i.rsplit("/", 1)[-1] for i in ids][:50]
+        if not short:
+            return []
+        data = self._get("works", {"filter": "openalex:" + "|".join(short), "select": select, "per-page": 50})
+        return list(data.get("results") or [])
+
+    @staticmethod
+    def _venue(work: Mapping[str, Any]) -> dict[str, Any] | None:
+        return ((work.get("primary_location") or {}).get("source")) or None
+
+    @staticmethod
+    def _abstract(inverted: Mapping[str, Sequence[int]] | None) -> str | None:
+        if not inverted:
+            return None
+        slots = sorted((pos, word) for word, positions in inverted.items() for pos in positions)
+        return " ".join(word for _, word in slots)
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]:
+        work = self._work(bibcode)
+        venue = self._venue(work) or {}
+        if tool == "get_paper_metadata":
+            return {"id": work.get("id"), "title": work.get("title") or work.get("display_name"),
+                    "year": work.get("publication_year"), "venue": venue.get("display_name"), "doi": work.get("doi"),
+                    "doctype": work.get("type"), "abstract": self._abstract(work.get("abstract_inverted_index"))}
+        if tool == "get_citation_stats":
+            return {"citation_count": work.get("cited_by_count"),
+                    "citations_per_year": {str(c["year"]): c.get("cited_by_count") for c in
+                                           sorted(work.get("counts_by_year") or [], key=lambda c: c["year"])}}
+        if tool in ("get_references", "get_field_distribution"):
+            ref_ids = list(work.get("referenced_works") or [])
+            refs = self._batch(ref_ids, "id,publication_year,primary_location,primary_topic")
+            if tool == "get_field_distribution":
+                return {"n_references": len(ref_ids), "n_looked_up": len(refs),
+                        "by_field": _distribution(((r.get("primary_topic") or {}).get("field") or {}).get("display_name")
+                                                  for r in refs)}
+            years = [r["publication_year"] for r in refs if r.get("publication_year")]
+            return {"n_references": len(ref_ids), "year_range": [min(years), max(years)] if years else None,
+                    "n_distinct_venues": len({(self._venue(r) or {}).get("display_name") for r in refs} - {None}),
+                    "references": [{"id": r.get("id"), "year": r.get("publication_year"),
+                                    "venue": (self._venue(r) or {}).get("display_name")} for r in refs[:MAX_LIST]]}
+        if tool == "get_citing_works":
+            focal_refs = set(work.get("referenced_works") or [])
+            data = self._get("works", {"filter": f"cites:{work.get('id', '').rsplit('/', 1)[-1]}",
+                                       "select": "id,publication_year,referenced_works", "per-page": 200})
+            citing = list(data.get("results") or [])
+            flags = [bool(focal_refs & set(c.get("referenced_works") or [])) for c in citing]
+            return {"n_citing": work.get("cited_by_count"), "n_listed": len(citing),
+                    "n_also_citing_references": sum(flags),
+                    "citing": [{"id": c.get("id"), "year": c.get("publication_year"), "also_cites_references": f}
+                               for c, f in list(zip(citing, flags))[:MAX_LIST]]}
+        if tool == "get_semantic_neighbors":
+            related = self._batch(list(work.get("related_works") or []), "id,title,publication_year,primary_topic")
+            return {"method": "OpenAlex related_works (concept overlap), unranked", "distances": None,
+                    "neighbors": [{"id": r.get("id"), "title": r.get("title"), "year": r.get("publication_year"),
+                                   "topic": (r.get("primary_topic") or {}).get("display_name")}
+                                  for r in related[:MAX_LIST]]}
+        if tool == "get_concepts_topics":
+            return {"concepts": [{"name": c.get("display_name"), "level": c.get("level"), "score": c.get("score")}
+                                 for c in (work.get("concepts") or [])[:MAX_LIST]],
+                    "topics": [{"name": t.get("display_name"), "score": t.get("score"),
+                                "subfield": (t.get("subfield") or {}).get("display_name"),
+                                "field": (t.get("field") or {}).get("display_name")}
+                               for t in (work.get("topics") or [])[:MAX_LIST]],
+                    "keywords": [k.get("display_name") for k in (work.get("keywords") or [])][:MAX_LIST]}
+        if tool == "get_authors_affiliations":
+            authorships = work.get("authorships") or []
+            countries = sorted({c for a in authorships for c in (a.get("countries") or [])})
+            return {"author_count": len(authorships), "country_count": work.get("countries_distinct_count", len(countries)),
+                    "institution_count": work.get("institutions_distinct_count"), "countries": countries,
+                    "authors": [{"name": (a.get("author") or {}).get("display_name"),
+                                 "institutions": [i.get("display_name") for i in a.get("institutions") or []],
+                                 "countries": a.get("countries") or []} for a in authorships[:MAX_LIST]]}
+        if tool == "get_journal_metrics":
+            source_id = str(venue.get("id") or "").rsplit("/", 1)[-1]
+            if not source_id:
+                raise ToolError(f"OpenAlex records no venue for {bibcode!r}")
+            source = self._get(f"sources/{source_id}")
+            stats = source.get("summary_stats") or {}
+            return {"venue": source.get("display_name"), "two_year_mean_citedness": stats.get("2yr_mean_citedness"),
+                    "h_index": stats.get("h_index"), "i10_index": stats.get("i10_index"),
+                    "works_count": source.get("works_count"), "impact_factor": None, "jcr_quartile": None,
+                    "cas_zone": None, "note": "OpenAlex does not provide JCR/CAS indicators"}
+        raise ToolError(f"unknown tool {tool!r}")
+
+
+class LiveBackend:
+    """Paper routing: physics -> ADS, other disciplines -> OpenAlex (mapped id); physics -> OpenAlex when no ADS
+    backend is configured. ``rows`` supply discipline and ``openalex_id`` per identifier."""
+
+    name = "live"
+
+    def __init__(self, ads: AdsBackend | None, openalex: OpenAlexBackend | None,
+                 disciplines: Mapping[str, str]) -> None:
+        if ads is None and openalex is None:
+            raise SciprobeError("the live tool backend needs ADS (ADS_API_TOKEN) or OpenAlex")
+        self.ads, self.openalex, self.disciplines = ads, openalex, dict(disciplines)
+
+    def route(self, bibcode: str) -> ToolBackend:
+        if self.disciplines.get(bibcode) == "physics" and self.ads is not None:
+            return self.ads
+        if self.openalex is not None:
+            return self.openalex
+        if self.ads is not None:
+            return self.ads
+        raise ToolError(f"no backend serves {bibcode!r}")
+
+    def call(self, tool: str, bibcode: str) -> dict[str, Any]:
+        return self.route(bibcode).call(tool, bibcode)
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "ads": self.ads.describe() if self.ads else None,
+                "openalex": self.openalex.describe() if self.openalex else None,
+                "collected_on": time.strftime("%Y-%m-%d")}
+
+
+# ---------------------------------------------------------------- choosing a backend
+
+#: The frozen synthetic snapshot for the bundled sample (see :func:`synthetic_snapshot`).
+BUNDLED_SNAPSHOT = Path(__file__).resolve().parents[2] / "data" / "scitaste_tool_snapshot.json"
+
+
+def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], *, bundled_sample: bool) -> ToolBackend:
+    """The backend a run asked for. ``options`` (``per_task`` options, else environment):
+
+    - ``tool_backend`` / ``SCIPROBE_SCITASTE_TOOLS``: ``snapshot`` (default), ``live``, ``ads``, ``openalex``;
+    - ``snapshot`` / ``SCIPROBE_SCITASTE_SNAPSHOT``: the snapshot file; default the bundled synthetic snapshot,
+      only when the data is the bundled sample (any other dataset must name its own snapshot);
+    - ``ads_url`` / ``openalex_url``, ``tool_timeout_s``, ``tool_retries``, ``openalex_min_interval_s``.
+    """
+    from sciprobe.benchmarks.scitaste.source import discipline_name
+
+    kind = str(options.get("tool_backend") or os.environ.get("SCIPROBE_SCITASTE_TOOLS") or "snapshot").lower()
+    if kind == "snapshot":
+        path = options.get("snapshot") or os.environ.get("SCIPROBE_SCITASTE_SNAPSHOT")
+        if not path:
+            if not bundled_sample:
+                raise SciprobeError("the dimagent modes need tool data: give a snapshot file (per-task option "
+                                    "'snapshot' or SCIPROBE_SCITASTE_SNAPSHOT) or a live backend "
+                                    "(SCIPROBE_SCITASTE_TOOLS=live|ads|openalex)")
+            path = BUNDLED_SNAPSHOT
+        return SnapshotBackend.load(path)
+    common = {"timeout_s": float(options.get("tool_timeout_s", 30.0)), "max_retries": int(options.get("tool_retries", 3))}
+    id_map = {str(r["bibcode"]): r.get("openalex_id") for r in rows if r.get("openalex_id")}
+    ads = openalex = None
+    if kind in ("live", "ads"):
+        has_token = bool(os.environ.get("ADS_API_TOKEN") or os.environ.get("ADS_DEV_KEY"))
+        if kind == "ads" or has_token:
+            ads = AdsBackend(base_url=options.get("ads_url"), **common)
+    if kind in ("live", "openalex"):
+        openalex = OpenAlexBackend(options.get("openalex_url"), id_map=id_map,
+                                   min_interval_s=float(options.get("openalex_min_interval_s", 0.1)), **common)
+    if kind not in ("live", "ads", "openalex"):
+        raise SciprobeError(f"unknown tool backend {kind!r} (snapshot, live, ads, openalex)")
+    return LiveBackend(ads, openalex, {str(r["bibcode"]): discipline_name(r["discipline"]) for r in rows})
+
+
+# ---------------------------------------------------------------- synthetic snapshot for the bundled sample
+
+def synthetic_snapshot(records: Sequence[Mapping[str, Any]]) -> SnapshotBackend:
+    """Invented tool responses for synthetic release records (the bundled sample): deterministic per
+    identifier and loosely tied to the record's gold dimensions (citations to A, references to B, the CD
+    inputs to D, team size to F, venue citedness to G) so a capable model can use them. **Not real data.**"""
+    import numpy as np
+
+    out: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        bib = str(rec["bibcode"])
+        dims = rec["dimension_scores"]
+        rng = np.random.default_rng(zlib.crc32(bib.encode()))
+        year = int(rec["year"])
+        span = max(1, 2025 - year)
+        cites = int(np.round(2 ** (dims["citation_impact"] / 10) * (1 + rng.uniform(0, 0.3))))
+        weights = rng.uniform(0.5, 1.5, span)
+        shares = [int(c) for c in np.floor(cites * weights / weights.sum())]
+        shares[-1] += cites - sum(shares)
+        per_year = {str(year + 1 + i): c for i, c in enumerate(shares)}
+        n_refs = int(8 + dims["knowledge_breadth"] * 0.6 + rng.integers(0, 5))
+        fields = ["physics", "mathematics", "chemistry", "biology", "medicine", "economics", "computer science"]
+        n_fields = 1 + int(dims["knowledge_breadth"] / 20)
+        field_counts = Counter(fields[int(i)] for i in rng.integers(0, n_fields, n_refs))
+        listed = min(cites, MAX_LIST)
+        also = int(np.round(listed * (1 - dims["disruptiveness"] / 100)))
+        n_authors = 1 + int(dims["team_collaboration"] / 8)
+        n_countries = 1 + int(dims["team_collaboration"] / 25)
+        topic = str(rec["title"]).split(" of ", 1)[-1].split(" in ", 1)[0]
+        venue = rec.get("journal_name")
+        out[bib] = {
+            "get_paper_metadata": {"bibcode": bib, "title": rec["title"], "year": year, "venue": venue,
+                                   "doi": rec.get("doi"), "doctype": "article", "abstract": rec["abstract"]},
+            "get_citation_stats": {"citation_count": cites, "citations_per_year": per_year},
+            "get_references": {"n_references": n_refs, "year_range": [year - 5 - int(dims["knowledge_breadth"] / 5), year - 1],
+                               "n_distinct_venues": max(1, n_refs // 3),
+                               "references": [{"id": f"SYN-REF-{bib}-{i}", "year": year - 1 - i % 6,
+                                               "venue": f"Synthetic Venue {i % 7}"} for i in range(min(n_refs, 5))]},
+            "get_citing_works": {"n_citing": cites, "n_listed": listed, "n_also_citing_references": also},
+            "get_semantic_neighbors": {"method": "synthetic", "distances": None,
+                                       "nearest_distance": round(dims["semantic_novelty"] / 100, 3),
+                                       "neighbors": [{"rank": i + 1, "id": f"SYN-NB-{bib}-{i}"} for i in range(3)]},
+            "get_concepts_topics": {"concepts": [{"name": topic, "level": 2,
+                                                  "score": round(dims["conceptual_innovation"] / 100, 3)}],
+                                    "topics": [{"name": f"{topic} ({rec['discipline']})", "score": 0.9}],
+                                    "keywords": [topic, str(rec["discipline"])]},
+            "get_authors_affiliations": {"author_count": n_authors, "country_count": n_countries,
+                                         "countries": [f"C{i}" for i in range(n_countries)]},
+            "get_journal_metrics": {"venue": venue, "two_year_mean_citedness": round(dims["journal_impact"] / 12, 2),
+                                    "jcr_quartile": rec.get("journal_tier"), "impact_factor": None, "cas_zone": None},
+            "get_field_distribution": {"n_references": n_refs, "by_field": _distribution(field_counts.elements())},
+        }
+    return SnapshotBackend(out, source="synthetic (invented for the bundled sample; not real data)",
+                           collected_on=None)
+
+
+def write_bundled_snapshot(sample_dir: Path | None = None, out: Path | None = None) -> Path:
+    """Regenerate ``sciprobe/data/scitaste_tool_snapshot.json`` from the bundled sample (both pools)."""
+    from sciprobe.benchmarks.scitaste import BENCHMARK
+
+    sample_dir = Path(sample_dir or BENCHMARK.sample_source)
+    records = [json.loads(line) for pool in ("selected", "backup")
+               for line in (sample_dir / f"{pool}.jsonl").read_text("utf-8").splitlines() if line.strip()]
+    return synthetic_snapshot(records).dump(out or BUNDLED_SNAPSHOT)
