@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: all)")
     score.add_argument("--model-name", default="submitted", help="model name recorded in the results")
     score.add_argument("--output-dir", default="results", help="where results and details go")
+    score.add_argument("--judge", metavar="SPEC", help="judge(s) for judge-scored tasks ('SPEC1;SPEC2'): the task's "
+                                                      "runner runs with the predictions as the model's answers")
+    score.add_argument("--max-calls", type=int, metavar="N", help="cap on judge requests (as for evaluate)")
+    score.add_argument("--max-cost", type=float, metavar="USD", help="cap on judge spend (as for evaluate)")
 
     demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled IDRBench sample (offline)")
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
@@ -215,13 +219,21 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
+    return _exit_status(path, results)
+
+
+def _exit_status(path: Path, results: Sequence) -> int:
+    """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short."""
     incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")
-    if incomplete:
-        not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
-        print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
-              f"tasks not run: {not_run}. Rerun the same command to resume from the cache.", file=sys.stderr)
-        return EXIT_INCOMPLETE
-    return 0
+    if incomplete is None and any(r.provenance.get("incomplete") for r in results):
+        incomplete = {"reason": next(r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")),
+                      "skipped_calls": "some", "tasks_not_run": []}
+    if not incomplete:
+        return 0
+    not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
+    print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
+          f"tasks not run: {not_run}. Rerun the same command to resume from the cache.", file=sys.stderr)
+    return EXIT_INCOMPLETE
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -229,10 +241,11 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from sciprobe.summary import print_summary
 
     path, results = score_file(args.task, Path(args.predictions), data=args.data, modes=args.modes,
-                               model_name=args.model_name, output_dir=Path(args.output_dir))
+                               model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
+                               max_calls=args.max_calls, max_cost=args.max_cost)
     print_summary(results)
     print(f"results: {path}")
-    return 0
+    return _exit_status(path, results)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -295,3 +295,21 @@ def test_sgi_idea_submission_is_scored_by_the_worker(tmp_path, sgi_data):
     scores = prov[PROVENANCE_KEY]
     assert set(scores["judges"]["openai/i1-a"].values()) == {1.0}
     assert set(scores["judges"]["openai/i1-b"].values()) == {0.5}
+
+
+def test_score_cli_runs_the_judges_on_a_predictions_file_and_caps_them(tmp_path, capsys):
+    from sciprobe.cli import EXIT_INCOMPLETE, main
+
+    preds = prescience_file(tmp_path / "preds.jsonl")
+    with StubServer(reply=lacer_reply) as stub:
+        judge = f"openai/cli-a,base_url={stub.base_url},api_key=sk-test"
+        assert main(["score", PRESCIENCE, "--predictions", str(preds), "--judge", judge, "--max-calls", "5",
+                     "--output-dir", str(tmp_path / "capped")]) == EXIT_INCOMPLETE
+        assert stub.count == 5 and "INCOMPLETE: max_calls=5 reached" in capsys.readouterr().err
+        assert main(["score", PRESCIENCE, "--predictions", str(preds), "--judge", judge,
+                     "--output-dir", str(tmp_path / "full")]) == 0
+        assert stub.count == N_PRESCIENCE  # the capped run's five answers came from the cache
+    results = json.loads(sorted((tmp_path / "full" / "results").rglob("*.json"))[-1].read_text())
+    assert results["sciprobe"]["judge_ids"] == ["openai/cli-a"]
+    [task] = results["sciprobe"]["tasks"].values()
+    assert results["results"][next(iter(results["results"]))]["lacer"] is not None
