@@ -563,3 +563,13 @@ def test_evaluate_dimagent_offline_on_the_bundled_model(tmp_path: Path, local_mo
     assert set(gold["dims"]) == set(DIMENSIONS)
     assert provenance["provenance"]["tool_protocol"] == "text"
     assert provenance["provenance"]["tool_backend"]["backend"] == "snapshot"
+
+
+def test_auto_protocol_follows_litellms_model_table():
+    from sciprobe.benchmarks.scitaste.agent import auto_protocol
+
+    assert auto_protocol("local/smollm2", True)[0] == "text"
+    assert auto_protocol("deepseek/deepseek-reasoner", False) == (
+        "text", "deepseek/deepseek-reasoner: no function calling in litellm's model table")
+    assert auto_protocol("openai/gpt-4o-mini", False) == ("native", "function calling")
+    assert auto_protocol("hosted_vllm/my-model", False) == ("native", "not in litellm's table: assumed")

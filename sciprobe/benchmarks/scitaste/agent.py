@@ -12,7 +12,8 @@ Tool-call protocols (``tool_protocol`` option / ``SCIPROBE_SCITASTE_TOOL_PROTOCO
 
 - ``native`` — OpenAI function calling through litellm: ``tools=`` and ``tool_choice="auto"`` in round 1,
   ``tool_choice="none"`` in round 2 (the tool list stays in the request: some providers reject tool messages
-  without it). Used for every remote model under ``auto``.
+  without it). Used under ``auto`` for every remote model except those litellm's bundled model table marks
+  as without function calling (:func:`auto_protocol`; the choice and its reason are in the provenance).
 - ``text`` — for models without function calling (the bundled ``local/smollm2`` under ``auto``): the prompt
   lists the tools and asks for one line ``CALL <tool_name> <identifier>`` per call; those lines are parsed from
   the reply, and the results come back in a user message. A reply with no parseable ``CALL`` line is recorded
@@ -315,6 +316,22 @@ def web_search_supported(model: str) -> bool:
         return False
 
 
+def auto_protocol(model: str, is_local: bool) -> tuple[str, str]:
+    """``tool_protocol=auto``: the text protocol for the bundled model and for models litellm's bundled table
+    marks as without function calling (e.g. ``deepseek-reasoner``); native otherwise, including models the
+    table does not know (self-hosted servers usually do support ``tools``). Returns (protocol, why)."""
+    if is_local:
+        return "text", "local model: no function calling"
+    from sciprobe.llm.backends import import_litellm
+
+    table = import_litellm().model_cost
+    bare = model.split("/", 1)[1] if "/" in model else model
+    entry = table.get(model) or table.get(bare) or {}
+    if entry.get("supports_function_calling") is False:
+        return "text", f"{model}: no function calling in litellm's model table"
+    return "native", "function calling" if entry.get("supports_function_calling") else "not in litellm's table: assumed"
+
+
 def run_agent_task(ctx: Any) -> list[Any]:
     """The ``scitaste_agent`` runner: ``dimagent_v3``, ``native_search``, ``dimagent_v3_native``."""
 
@@ -334,8 +351,9 @@ def run_agent_task(ctx: Any) -> list[Any]:
             print(f"sciprobe: {message}", file=sys.stderr)
             return []
     protocol = str(_option(opts, "tool_protocol", "SCIPROBE_SCITASTE_TOOL_PROTOCOL", "auto")).lower()
+    protocol_reason = "requested"
     if protocol == "auto":
-        protocol = "text" if is_local else "native"
+        protocol, protocol_reason = auto_protocol(getattr(spec, "name", ctx.client.model_id), is_local)
     if protocol not in ("native", "text"):
         raise SciprobeError(f"unknown tool_protocol {protocol!r} (auto, native, text)")
     if protocol == "text" and search:
@@ -355,6 +373,7 @@ def run_agent_task(ctx: Any) -> list[Any]:
     records, phash, n_calls = run_agent(ctx.data.rows, ctx.client, ctx.params, backend, cfg, desc=name,
                                         dry_run=dry_run)
     extra = {"prompt_version": f"scitaste-{name}-{PROMPT_REVISION}", "tool_protocol": cfg.protocol if tools else None,
+             "tool_protocol_reason": protocol_reason if tools else None,
              "max_tool_calls": cfg.max_tool_calls if tools else None, "native_search": search,
              "tool_backend": backend.describe() if backend is not None else None,
              "tool_names": list(TOOL_NAMES) if tools else []}
