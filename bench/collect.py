@@ -22,7 +22,8 @@ Regenerate this file with `.venv/bin/python bench/collect.py` after running a be
 
 | bench | command | target |
 |---|---|---|
-| LLM client throughput vs concurrency bound | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 |
+| LLM client throughput vs concurrency bound (litellm and `transport=http`) | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 |
+| Throughput under a provider RPM limit, paced vs unpaced | `.venv/bin/python bench/rpm_pacing.py` | within 5% of the limit, no 429 |
 | I2R tournament, parallel vs one call at a time | `.venv/bin/python bench/i2r_parallel.py` | >= 8x per instance, same call count |
 | Sandbox overhead per run | `.venv/bin/python bench/sandbox_overhead.py` | < 100 ms beyond the program |
 | SGI-Bench deterministic metrics, 100,000 items | `.venv/bin/python bench/sgi_metrics.py` | throughput vs a naive loop |

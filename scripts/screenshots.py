@@ -3,6 +3,13 @@
 Launches the Space on a temporary store filled with a few synthetic submissions (scored by the real pipeline on
 the bundled samples), then drives the Debian chromium with Playwright — the same setup as
 tests/test_leaderboard_browser.py. Usage: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``.
+
+The judged task (PreScience ``contribution_generation``) goes through the real queue worker
+(:class:`sciprobe.leaderboard.queue.Worker`, :func:`~sciprobe.leaderboard.queue.process_pending`) with a panel of two
+judges on a loopback :class:`sciprobe.llm.stub_server.StubServer` and an offline LACER lattice template, as
+tests/test_leaderboard_judged.py does. The two stub judges score a generation by its word overlap with the
+reference plus their own noise (judge ``-b`` compresses the scale and is noisier), so they agree only in part and
+the *Judge agreement* tab has something to show. Nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -25,6 +32,67 @@ MODELS = [  # (model, knowledge cutoff claim or "" for the registry, accuracy of
     ("qwen/qwen-3", "", 0.8),
 ]
 TASKS = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i2r"]
+JUDGED_TASK = "prescience:contribution_generation"  # scored by the queue worker with the judge panel below
+JUDGED_MODELS = MODELS[:2] + MODELS[3:]  # Llama's judged submission is left PENDING, to show the queue
+JUDGES = ("stub-judge-a", "stub-judge-b")  # model names on the stub server: judge ids openai/stub-judge-{a,b}
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,;:()").lower() for w in text.split() if len(w.strip(".,;:()")) > 2}
+
+
+def _paper(text: str, heading: str) -> tuple[str, str]:
+    """(title, abstract) of the block after ``heading`` in a filled LACER judge prompt (the pair is the last block)."""
+    block = text[text.rindex(f"\n{heading}:\n") + len(heading) + 3:]
+    lines = block.splitlines() + ["", ""]
+    return lines[0], lines[1]
+
+
+def judge_reply(body: dict) -> str:
+    """A LACER judge on the stub server: overlap of the generation's words with the reference, on 1..10, plus
+    noise drawn per (judge, pair); judge ``*-b`` compresses the scale and is noisier. Correlated, not identical."""
+    user = body["messages"][-1]["content"]
+    tail = user[user.rindex("\nReference:\n"):]
+    ref, gen = _paper(tail, "Reference"), _paper(tail, "Generation")
+    ref_words, gen_words = _words(" ".join(ref)), _words(" ".join(gen))
+    overlap = len(ref_words & gen_words) / max(1, len(gen_words))
+    rng = random.Random(f"{body['model']}|{gen[0]}|{gen[1]}")
+    if body["model"].endswith("-b"):
+        score = 2.0 + 7.0 * overlap + rng.gauss(0, 1.3)
+    else:
+        score = 1.0 + 9.0 * overlap + rng.gauss(0, 0.9)
+    score = min(10, max(1, round(score)))
+    return f"Reasoning: the generation shares {overlap:.0%} of its words with the reference.\nScore: {score}"
+
+
+def _lattice_file(path: Path) -> Path:
+    """An offline LACER judge prompt (two lattices of ten scored exemplars), as the judged tests use."""
+    from sciprobe.runners import lacer
+
+    lattices = []
+    for topic in ("matching", "coloring"):
+        ref = {"title": f"Gradient {topic} for sparse graphs",
+               "abstract": f"We study {topic} on sparse graphs and show a faster gradient method with guarantees."}
+        gens = [{"score": 1, "title": f"A survey of {topic}", "abstract": f"An overview of classical {topic} results."}]
+        gens += [{"score": s, "title": f"Step {s} towards gradient {topic}",
+                  "abstract": f"Intermediate idea number {s} about {topic} on graphs."} for s in range(2, 10)]
+        gens.append({"score": 10, **ref})
+        lattices.append({"reference": ref, "generations": gens})
+    return lacer.write_lattices(path, lattices, {"note": "synthetic lattice for the screenshot demo"})
+
+
+def _generations(target, gold: dict, accuracy: float, rng: random.Random) -> list[dict]:
+    """PreScience follow-up papers: a good model reuses much of the gold follow-up's wording, a weak one drifts."""
+    lines = []
+    for item_id in target.ids:
+        title, abstract = gold[item_id]["title"].split(), gold[item_id]["abstract"].split()
+        keep = min(1.0, max(0.0, rng.gauss(accuracy - 0.2, 0.3)))  # share of the gold wording this answer reuses
+        filler = ["novel", "framework", "towards", "scalable", "learning", "analysis", "robust", "benchmark"]
+        words = [w if rng.random() < keep else rng.choice(filler) for w in abstract[:40]]
+        head = [w if rng.random() < keep else rng.choice(filler) for w in title]
+        lines.append({"id": item_id, "response": f"Reasoning: builds on the cited work.\nTitle: {' '.join(head)}\n"
+                                                 f"Abstract: {' '.join(words)}"})
+    return lines
 
 
 def _answers(task: str, target, gold: dict, accuracy: float, rng: random.Random) -> list[dict]:
@@ -51,13 +119,18 @@ def _answers(task: str, target, gold: dict, accuracy: float, rng: random.Random)
     return lines
 
 
-def populate(service) -> None:
-    """Submit synthetic predictions for every (model, task) through the real validation + scoring path."""
+def populate(service, work: Path) -> None:
+    """Submit synthetic predictions for every (model, task) through the real validation + scoring path; the judged
+    task's submissions are scored by the queue worker with a two-judge panel on a loopback stub server."""
     from sciprobe.benchmarks import resolve_task
     from sciprobe.evaluation import load_task_data
-    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.queue import Worker, data_for, process_pending
     from sciprobe.leaderboard.validation import task_target
+    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.runners import lacer
+    from sciprobe.scoring_cli import row_item_id
 
+    os.environ[lacer.TEMPLATE_ENV] = str(_lattice_file(work / "lacer-lattice.json"))
     with tempfile.TemporaryDirectory() as tmp:
         for m, (model, cutoff, accuracy) in enumerate(MODELS):
             for task in TASKS:
@@ -72,6 +145,33 @@ def populate(service) -> None:
                 status, record = service.submit(f"user{m}", task, str(path), model, "", "", cutoff, "synthetic demo")
                 if record.get("status") != "FINISHED":
                     raise SystemExit(f"demo submission failed: {status}")
+
+        bench, spec = resolve_task(JUDGED_TASK)
+        gold = {str(row_item_id(r)): spec.gold(r) for r in load_task_data(bench, spec, data_for(bench.name)).rows}
+        target = task_target(JUDGED_TASK, data_for(bench.name))
+
+        def submit_judged(model: str, cutoff: str, accuracy: float) -> None:
+            path = Path(tmp) / f"{model.replace('/', '_')}-judged.jsonl"
+            lines = _generations(target, gold, accuracy, random.Random(f"{model}{JUDGED_TASK}"))
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            user = f"user{[m for m, _, _ in MODELS].index(model)}"
+            status, record = service.submit(user, JUDGED_TASK, str(path), model, "", "", cutoff, "synthetic demo")
+            if record.get("status") != "PENDING":
+                raise SystemExit(f"judged demo submission not queued: {status}")
+
+        for model, cutoff, accuracy in JUDGED_MODELS:
+            submit_judged(model, cutoff, accuracy)
+        logs: list[str] = []
+        with StubServer(reply=judge_reply) as stub:
+            panel = ";".join(f"openai/{name},base_url={stub.base_url},api_key=sk-demo" for name in JUDGES)
+            done = process_pending(service.store, worker=Worker.create(panel, use_cache=False, log=logs.append))
+        failed = [r for r in done if r.status != "FINISHED"]
+        if failed or len(done) != len(JUDGED_MODELS):
+            raise SystemExit(f"judged demo scoring failed: {[(r.model_name, r.status, r.error) for r in failed]} "
+                             f"{logs}")
+        left = [m for m in MODELS if m not in JUDGED_MODELS]
+        for model, cutoff, accuracy in left:  # waits in the queue for a worker: shows PENDING in the Queue tab
+            submit_judged(model, cutoff, accuracy)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file
 
     demo = build_app()
-    populate(demo.sciprobe_service)
+    populate(demo.sciprobe_service, work)
     demo.queue()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -127,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
             page.get_by_role("button", name="Show provenance").click()
             page.locator("#provenance").get_by_text("cells").first.wait_for()
             shot("provenance")
+            page.get_by_role("tab", name="Judge agreement", exact=True).click()
+            page.locator("#agreement-result input").first.click()
+            page.get_by_role("option").filter(has_text="gpt-4o-mini").first.click()
+            page.locator("#agreement-table [role=gridcell]").filter(has_text="stub-judge-b").first \
+                .wait_for(timeout=30_000)
+            page.locator("#agreement-plot img").first.wait_for(timeout=30_000)
+            shot("agreement")
             page.get_by_role("tab", name="Submit", exact=True).click()
             page.locator("#user-name textarea, #user-name input").first.fill("alice")
             page.click("#sign-in")
