@@ -69,6 +69,8 @@ class TaskSpec:
     generation: dict[str, Any] = field(default_factory=dict)
     modes: tuple[str, ...] = ("official",)
     headline: str = ""
+    # metrics the leaderboard shows next to the headline (a judged metric that not every path computes)
+    extra_columns: tuple[str, ...] = ()
     # (score key, higher is better) pairs the lighteval card reports for every mode; empty = the
     # classification set (macro_f1, positive_f1, tpr, tnr) plus the official parse-failure rate.
     corpus_metrics: tuple[tuple[str, bool], ...] = ()

@@ -141,10 +141,9 @@ def test_space_agreement_tab_renders(tmp_path):
 
     store = SQLiteStore(tmp_path / "store")
     (lacer_id,) = import_results_file(store, write_lacer_run(tmp_path / "runs"))
-    (idea_id,) = import_results_file(store, write_idea_run(tmp_path / "runs2"))
     demo = build_app(store, Settings(), ["idrbench", "sgibench", "prescience"])
+    (idea_id,) = import_results_file(store, write_idea_run(tmp_path / "runs2"))  # stored after start-up
     service = demo.sciprobe_service
-    assert {rid for _, rid in service.panel_choices()} == {lacer_id, idea_id}
     labels = [c.get("props", {}).get("label") for c in demo.config["components"]]
     assert "Judge agreement" in labels and "Pairwise agreement" in labels
     demo.queue()
@@ -152,6 +151,12 @@ def test_space_agreement_tab_renders(tmp_path):
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        # a refresh (or a page load) offers the result stored after start-up, and keeps a chosen one drawn
+        *_, box, plot, table = client.predict(lacer_id, api_name="/refresh")
+        assert {rid for _, rid in box["choices"]} == {lacer_id, idea_id} and box["value"] == lacer_id
+        assert plot["plot"].startswith("data:image/png;base64,") and len(table["data"]) == 3  # three judges
+        *_, box, _, _ = client.predict(None, api_name="/refresh")
+        assert box["value"] in {lacer_id, idea_id}  # nothing chosen yet: the first panel result is shown
         plot, table = client.predict(idea_id, api_name="/agreement")
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/png;base64,")
         assert table["headers"][:4] == ["Judge A", "Judge B", "Items", "Pearson r"]

@@ -109,6 +109,12 @@ def test_prescience_submission_is_scored_by_the_worker(tmp_path):
     assert result.judge_ids == ["openai/p1-a", "openai/p1-b"]
     official = result.scores["official"]
     assert official["lacer"] == pytest.approx(5.5)
+    # one column, one metric: the task's headline (rougeL, which every path computes) and the judged LACER
+    from sciprobe.leaderboard.tables import leaderboard_frame, task_columns
+
+    frame = leaderboard_frame([result], task_columns(["prescience"]))
+    assert frame.loc[0, "contribution_generation rougeL"] == pytest.approx(round(official["rougeL"], 4))
+    assert frame.loc[0, "contribution_generation lacer"] == pytest.approx(5.5)
     assert official["lacer[openai/p1-a]"] == pytest.approx(sum(1 + k % 10 for k in range(N_PRESCIENCE)) / N_PRESCIENCE)
     assert official["coverage"]["n_scored"] == N_PRESCIENCE and 0 < official["bertscore_f1"] <= 1
     prov = result.provenance

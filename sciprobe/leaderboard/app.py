@@ -388,7 +388,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
             with gr.Tab("About", id="tab-about"):
                 gr.Markdown(ABOUT)
 
-        def refresh_all():
+        def refresh_all(selected_panel: str | None = None):
             service.reload()
             fams = tables.families_of(service.results())
             out: list[Any] = [service.table(key) for key in tab_keys]
@@ -397,16 +397,21 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 out += [tables.cutoff_plot(service.results(), service.columns[key]),
                         tables.task_bars(service.results(), service.columns[key])]
             out += [gr.update(choices=service.row_choices()), service.queue_frame()]
-            out += [gr.update(choices=service.panel_choices())]
+            # keep the chosen panel result if it still exists, else show the first: a dropdown with choices but
+            # no value would leave the start-up plot ("no panel yet") on screen
+            choices = service.panel_choices()
+            ids = [result_id for _, result_id in choices]
+            keep = selected_panel if selected_panel in ids else (ids[0] if ids else None)
+            out += [gr.update(choices=choices, value=keep), *service.agreement(keep)]
             return out
 
         refresh_outputs = [tables_out[k] for k in tab_keys] + family_boxes
         for _, scatter, bars, _ in plots:
             refresh_outputs += [scatter, bars]
-        refresh_outputs += [row_box, queue_table, panel_box]
-        refresh_button.click(refresh_all, outputs=refresh_outputs, api_name="refresh")
-        submit_event.then(refresh_all, outputs=refresh_outputs, api_name="refresh_after_submit")
-        demo.load(refresh_all, outputs=refresh_outputs, api_name="load")
+        refresh_outputs += [row_box, queue_table, panel_box, agreement_fig, agreement_df]
+        refresh_button.click(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="refresh")
+        submit_event.then(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="refresh_after_submit")
+        demo.load(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="load")
 
         for key, scatter, bars, mode in plots:
             def replot(mode_value, _key=key):

@@ -31,8 +31,9 @@ class TaskColumn:
 
     ref: str              # "idrbench:ipi"
     name: str             # "ipi"
-    headline: str         # "macro_f1"
+    headline: str         # the metric this column shows: "macro_f1"
     modes: tuple[str, ...]
+    primary: bool = True  # the task's headline (carries the coverage); False: one of its extra_columns
 
     def score_header(self, overview: bool) -> str:
         return f"{self.ref} {self.headline}" if overview else f"{self.name} {self.headline}"
@@ -49,6 +50,8 @@ def task_columns(benchmarks: Sequence[str] | None = None) -> list[TaskColumn]:
     for bench in benchmarks or benchmark_names():
         for name, task in get_benchmark(bench).tasks.items():
             out.append(TaskColumn(f"{bench}:{name}", name, task.headline, tuple(task.modes)))
+            out.extend(TaskColumn(f"{bench}:{name}", name, metric, tuple(task.modes), primary=False)
+                       for metric in task.extra_columns)
     return out
 
 
@@ -59,12 +62,13 @@ def mode_choices(columns: Sequence[TaskColumn]) -> list[str]:
     return [DEFAULT_MODE, *modes]
 
 
-def _cell(result: ResultRecord, mode: str) -> tuple[float | None, str]:
+def _cell(result: ResultRecord, mode: str, metric: str) -> tuple[float | None, str]:
+    """The column's metric (never the result's own headline: one column, one metric) and the coverage."""
     chosen = result.default_mode if mode == DEFAULT_MODE else mode
     report = result.scores.get(chosen)
     if report is None:
         return None, ""
-    value = report.get(result.headline)
+    value = report.get(metric)
     cov = report.get("coverage") or {}
     coverage = f"{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}"
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
@@ -117,8 +121,10 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         scored, total = 0, 0
         for column in columns:
             result = cells.get(column.ref)
-            value, coverage = _cell(result, mode) if result else (None, "")
+            value, coverage = _cell(result, mode, column.headline) if result else (None, "")
             record[column.score_header(overview)] = value
+            if not column.primary:
+                continue
             if overview:
                 if result and coverage:
                     n_scored, _, n_items = coverage.partition("/")
@@ -133,7 +139,7 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
     headers = ["Model"]
     for column in columns:
         headers.append(column.score_header(overview))
-        if not overview:
+        if not overview and column.primary:
             headers.append(column.coverage_header())
     headers += (["Coverage"] if overview else []) + IDENTITY_COLUMNS + [ROW_COLUMN]
     frame = pd.DataFrame(records, columns=headers)
@@ -149,7 +155,8 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         frame = frame.sort_values(score_cols[:1] + ["Model"], ascending=[False, True], na_position="last")
     # Drop task columns nobody has scored yet (keep the first), so wide benchmarks stay readable.
     unscored = [c for c in columns[1:] if frame.empty or frame[c.score_header(overview)].isna().all()]
-    drop = [c.score_header(overview) for c in unscored] + ([] if overview else [c.coverage_header() for c in unscored])
+    drop = [c.score_header(overview) for c in unscored] + \
+        ([] if overview else [c.coverage_header() for c in unscored if c.primary])
     frame = frame.drop(columns=drop)
     return frame.reset_index(drop=True)
 
@@ -195,7 +202,7 @@ def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], 
         for cells_of_row in group_rows(results).values():
             result = cells_of_row.get(column.ref)
             date = _to_date(result.model_cutoff) if result else None
-            value = _cell(result, mode)[0] if result else None
+            value = _cell(result, mode, column.headline)[0] if result else None
             if date is not None and value is not None:
                 points.append((date, value, result.model_name))
         if points:

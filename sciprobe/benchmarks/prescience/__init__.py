@@ -200,7 +200,7 @@ TASKS = {
         parse=_parse_contribution, gold=_contribution_gold, runner="prescience_contribution",
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
-        generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL",
+        generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL", extra_columns=("lacer",),
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True))),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
