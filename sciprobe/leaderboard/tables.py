@@ -206,7 +206,7 @@ def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], 
             if date is not None and value is not None:
                 points.append((date, value, result.model_name))
         if points:
-            ax.scatter([p[0] for p in points], [p[1] for p in points], label=column.ref, s=40)
+            ax.scatter([p[0] for p in points], [p[1] for p in points], label=column.score_header(True), s=40)
             for date, value, name in points:
                 ax.annotate(name.rsplit("/", 1)[-1][:24], (date, value), fontsize=7, xytext=(4, 3),
                             textcoords="offset points")
