@@ -69,15 +69,7 @@ def _lattice_file(path: Path) -> Path:
     """An offline LACER judge prompt (two lattices of ten scored exemplars), as the judged tests use."""
     from sciprobe.runners import lacer
 
-    lattices = []
-    for topic in ("matching", "coloring"):
-        ref = {"title": f"Gradient {topic} for sparse graphs",
-               "abstract": f"We study {topic} on sparse graphs and show a faster gradient method with guarantees."}
-        gens = [{"score": 1, "title": f"A survey of {topic}", "abstract": f"An overview of classical {topic} results."}]
-        gens += [{"score": s, "title": f"Step {s} towards gradient {topic}",
-                  "abstract": f"Intermediate idea number {s} about {topic} on graphs."} for s in range(2, 10)]
-        gens.append({"score": 10, **ref})
-        lattices.append({"reference": ref, "generations": gens})
+    lattices = [lacer.toy_lattice(topic) for topic in ("matching", "coloring")]
     return lacer.write_lattices(path, lattices, {"note": "synthetic lattice for the screenshot demo"})
 
 

@@ -37,22 +37,12 @@ N_PRESCIENCE = 31  # items in the bundled PreScience sample's contribution_gener
 
 # ---------------------------------------------------------------- PreScience: LACER judges on a lattice template
 
-def _lattice(topic: str) -> dict:
-    ref = {"title": f"Gradient {topic} for sparse graphs",
-           "abstract": f"We study {topic} on sparse graphs and show a faster gradient method with guarantees."}
-    gens = [{"score": 1, "title": f"A survey of {topic}", "abstract": f"An overview of classical {topic} results."}]
-    gens += [{"score": s, "title": f"Step {s} towards gradient {topic}",
-              "abstract": f"Intermediate idea number {s} about {topic} on graphs."} for s in range(2, 10)]
-    gens.append({"score": 10, **ref})
-    return {"reference": ref, "generations": gens}
-
-
 @pytest.fixture(autouse=True)
 def lacer_template(tmp_path_factory, monkeypatch) -> Path:
     """An offline LACER judge prompt (lattice file), as tests/test_prescience_lacer_runner.py does."""
     path = tmp_path_factory.getbasetemp() / "judged-lattice.json"
     if not path.is_file():
-        lr.write_lattices(path, [_lattice("matching"), _lattice("coloring")], {"note": "test lattice"})
+        lr.write_lattices(path, [lr.toy_lattice("matching"), lr.toy_lattice("coloring")], {"note": "test lattice"})
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(path))
     return path
 

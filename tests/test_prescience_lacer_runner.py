@@ -32,19 +32,9 @@ SHARED_TEMPLATE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "pr
 
 
 # ---------------------------------------------------------------- a lattice of our own (invented texts)
-def _lattice(topic: str) -> dict:
-    ref = {"title": f"Gradient {topic} for sparse graphs",
-           "abstract": f"We study {topic} on sparse graphs and show a faster gradient method with guarantees."}
-    gens = [{"score": 1, "title": f"A survey of {topic}", "abstract": f"An overview of classical {topic} results."}]
-    gens += [{"score": s, "title": f"Step {s} towards gradient {topic}",
-              "abstract": f"Intermediate idea number {s} about {topic} on graphs."} for s in range(2, 10)]
-    gens.append({"score": 10, **ref})
-    return {"reference": ref, "generations": gens}
-
-
 @pytest.fixture
 def lattice_file(tmp_path: Path) -> Path:
-    return lr.write_lattices(tmp_path / "lattice.json", [_lattice("matching"), _lattice("coloring")],
+    return lr.write_lattices(tmp_path / "lattice.json", [lr.toy_lattice("matching"), lr.toy_lattice("coloring")],
                              {"note": "test lattice"})
 
 
@@ -87,7 +77,7 @@ def test_rendered_lattice_prompt_structure(lattice_file: Path) -> None:
 
 
 def test_lattice_file_validation(tmp_path: Path) -> None:
-    bad = _lattice("x")
+    bad = lr.toy_lattice("x")
     bad["generations"] = bad["generations"][:-1]
     with pytest.raises(SciprobeError, match="each score 1..10"):
         lr.write_lattices(tmp_path / "bad.json", [bad])

@@ -170,6 +170,19 @@ def write_lattices(path: Path | str, lattices: Sequence[Mapping[str, Any]], prov
     return path
 
 
+def toy_lattice(topic: str) -> dict[str, Any]:
+    """An invented ten-step lattice about ``topic`` (a survey at 1 ... the reference itself at 10): a LACER judge
+    prompt for offline tests and demos, never for real scoring (real lattices come from ``sciprobe lacer
+    build-lattice``)."""
+    ref = {"title": f"Gradient {topic} for sparse graphs",
+           "abstract": f"We study {topic} on sparse graphs and show a faster gradient method with guarantees."}
+    gens = [{"score": 1, "title": f"A survey of {topic}", "abstract": f"An overview of classical {topic} results."}]
+    gens += [{"score": s, "title": f"Step {s} towards gradient {topic}",
+              "abstract": f"Intermediate idea number {s} about {topic} on graphs."} for s in range(2, 10)]
+    gens.append({"score": 10, **ref})
+    return {"reference": ref, "generations": gens}
+
+
 # sciprobe's own judge wording; the structure (lattices, Reference/Generation blocks, Reasoning/Score output)
 # follows spec §3 "Judge prompt".
 _INTRO = ("Your job is to rate how closely a Generated research paper (title and abstract) matches a Reference "

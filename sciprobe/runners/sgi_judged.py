@@ -127,6 +127,17 @@ def ask(client: Any, messages: Sequence[list[dict[str, Any]] | None], item_ids: 
     return texts, errors
 
 
+def _keep_replies(judge_id: str, texts: Sequence[str | None], errors: Sequence[str | None],
+                  messages: Sequence[Any], replies: list[dict[str, str | None]], failures: list[dict[str, str]]) -> None:
+    """File one judge's replies per item; an item without a model response to judge is a recorded failure."""
+    for i, (text, error) in enumerate(zip(texts, errors)):
+        replies[i][judge_id] = text
+        if error is not None:
+            failures[i][judge_id] = error
+        elif messages[i] is None:
+            failures[i][judge_id] = "no model response to judge"
+
+
 def _usage(panel: Sequence[tuple[str, Any]]) -> dict[str, Any]:
     return {jid: c.stats.as_dict() for jid, c in panel if hasattr(c, "stats")}
 
@@ -172,12 +183,7 @@ def run_deep_research(ctx: Any) -> list[Any]:
                 if resp is not None else None for row, resp in zip(rows, responses)]
     for judge_id, client in panel:
         texts, errors = ask(client, messages, ids, params, f"sgi step judge {judge_id}")
-        for i, (text, error) in enumerate(zip(texts, errors)):
-            replies[i][judge_id] = text
-            if error is not None:
-                failures[i][judge_id] = error
-            elif messages[i] is None:
-                failures[i][judge_id] = "no model response to judge"
+        _keep_replies(judge_id, texts, errors, messages, replies, failures)
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure in zip(records, replies, failures):
         record["judge_ids"] = judge_ids
@@ -254,12 +260,7 @@ def run_reasoning(ctx: Any) -> list[Any]:
                 rv_dropped[i] = rv_dropped[i] or n > 0
             messages.append(built)
         texts, errors = ask(client, messages, ids, params, f"sgi reasoning-validity judge {judge_id}")
-        for i, (text, error) in enumerate(zip(texts, errors)):
-            replies[i][judge_id] = text
-            if error is not None:
-                failures[i][judge_id] = error
-            elif messages[i] is None:
-                failures[i][judge_id] = "no model response to judge"
+        _keep_replies(judge_id, texts, errors, messages, replies, failures)
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure, dropped in zip(records, replies, failures, rv_dropped):
         record["judge_ids"] = judge_ids
