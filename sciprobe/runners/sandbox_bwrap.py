@@ -136,6 +136,10 @@ def rlimit_args(*, cpu_s: float, memory_mb: int, max_procs: int, file_size_mb: i
             f"--nproc={max_procs}", f"--nofile={max_open_files}", "--core=0"]
 
 
+#: Mount points made before any directory is created (their modes must stay as mounted: /tmp is 1777).
+_MOUNTED = ("/proc", "/dev", "/dev/shm", "/tmp")
+
+
 def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None, ro_binds: Sequence[str],
                input_binds: Mapping[str, str], env: Mapping[str, str], rlimits: Sequence[str], tmpfs_mb: int,
                status_fd: int | None, seccomp_fd: int | None, privileged: bool | None = None,
@@ -153,9 +157,14 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None
     else:
         a += ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(uid), "--gid", str(uid)]
     a += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
-    # Directories first, world-traversable: privileged bwrap would otherwise create 0700 parents.
+    # The kernel file systems and the size-capped tmpfs mounts first, so that a bound path below /tmp (a venv
+    # in a CI checkout under /tmp) gets its parent directories inside the tmpfs, not hidden under it.
+    a += ["--proc", "/proc", "--dev", "/dev",
+          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
+          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    # Then directories, world-traversable: privileged bwrap would otherwise create 0700 parents.
     dests = [*ro_binds, *(p for p in _ETC_FILES if os.path.exists(p)), SANDBOX_WORKDIR]
-    made: set[str] = set()
+    made: set[str] = set(_MOUNTED)
     for d in dests:
         for anc in _ancestors(d):
             if anc not in made and anc != "/usr" and not os.path.islink(anc):
@@ -169,9 +178,6 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None
             a += ["--ro-bind", link, link]
     for p in _ETC_FILES:
         a += ["--ro-bind-try", p, p]
-    a += ["--proc", "/proc", "--dev", "/dev",
-          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
-          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
     for p in ro_binds:
         if p != "/usr" and not p.startswith("/usr/"):
             a += ["--ro-bind", p, p]
