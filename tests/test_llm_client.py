@@ -269,3 +269,12 @@ def test_every_injected_fault_ends_answered_after_retries_or_as_a_named_failure(
     else:
         assert out.text is None and out.attempts == 2 and ":" in out.error, out.error
         assert server.count == 2  # one retry, then recorded: never lost, never repeated past the limit
+
+
+def test_timeout_bounds_the_whole_call_even_when_the_answer_drips():
+    # slow_stream drips the body over 1.5 s with short gaps: no read timeout fires, the call's deadline does
+    with StubServer(reply=echo, fault_rate=1.0, fault_kinds=("slow_stream",), fault_slow_s=1.5) as server:
+        client = client_for(server, ",max_retries=0,timeout=0.6")
+        began = time.monotonic()
+        [out] = client.complete_many([req("drip")])
+    assert not out.ok and out.error.startswith("Timeout: ") and time.monotonic() - began < 1.4

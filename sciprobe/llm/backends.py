@@ -359,7 +359,13 @@ class RemoteBackend:
                     refusal = admit() if admit is not None else None
                     if refusal is not None:
                         return skipped_completion(refusal, job.key, self.spec.name)
-                    response = await self._send(job, state)
+                    try:
+                        # the spec's timeout bounds the whole call: the HTTP clients' read timeouts restart with
+                        # every chunk, so a server dripping its answer could otherwise hold a slot for ever
+                        async with asyncio.timeout(self.spec.timeout):
+                            response = await self._send(job, state)
+                    except TimeoutError:
+                        raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
                     raise FatalBackendError(

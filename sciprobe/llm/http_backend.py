@@ -59,7 +59,7 @@ class HttpBackend(RemoteBackend):
                 if response.status != 200:
                     raise http_status_error(response.status, _error_message(raw), response.headers.copy())
         except asyncio.TimeoutError:
-            raise Timeout(f"no answer within {self.spec.timeout:g} s") from None
+            raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
         except aiohttp.ClientError as exc:
             raise APIConnectionError(f"{type(exc).__name__}: {exc}") from None
         try:
