@@ -310,6 +310,16 @@ def test_score_overall_reads_results_files(sgi_data: Path, tmp_path: Path, capsy
     assert report["sgi_score"] == round((33.33 + 10 + 20 + 30 + 40) / 5, 2)
     assert report["component_coverage"]["deep_research"]["n_items"] == 3
     assert main(["sgibench", "score-overall", "--results", str(path), "deep_research=1", *others]) == 2
+    capsys.readouterr()
+    # `--results DIR/results_*.json`: the shell's expansion puts every file after the first among the positionals
+    with StubServer(reply=dr_reply) as stub:
+        model = f"openai/stub,base_url={stub.base_url},api_key=sk-test"
+        second, _ = evaluate(EvaluationRequest(tasks=["sgibench:experimental_reasoning"], model=model,
+                                               data=str(sgi_data), output_dir=tmp_path / "second"))
+    rest = ["idea_generation=10", "dry_experiment=20", "wet_experiment=30"]
+    assert main(["sgibench", "score-overall", "--results", str(path), str(second), *rest]) == 0
+    assert set(json.loads(capsys.readouterr().out)["components"]) == {
+        "deep_research", "wet_experiment", "idea_generation", "dry_experiment", "experimental_reasoning"}
 
 
 def test_a_text_only_judge_gets_placeholders_too(sgi_data: Path, tmp_path: Path, monkeypatch) -> None:

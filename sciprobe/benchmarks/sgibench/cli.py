@@ -33,7 +33,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                          help="a component and its score (a number) or a JSON component report file")
     overall.add_argument("--results", action="append", default=[], metavar="FILE",
                          help="a `sciprobe evaluate` results JSON file to read sgibench:* component reports "
-                              "from (repeatable)")
+                              "from (repeatable; after it, further file names without '=' count too)")
     overall.add_argument("--mode", default="official", choices=("official", "paper"),
                          help="scoring mode (default: official)")
     external = sub.add_parser(
@@ -51,9 +51,13 @@ def cmd(args: argparse.Namespace) -> int:
 
     action = getattr(args, "sgibench_command", None)
     if action == "score-overall":
-        if not args.components and not args.results:
+        # `--results DIR/results_*.json`: the shell expands the glob, so every file after the first arrives as a
+        # positional; a positional without "=" is read as one more results file
+        pairs = [c for c in args.components if "=" in c]
+        results = [*args.results, *(c for c in args.components if "=" not in c)]
+        if not pairs and not results:
             raise SciprobeError("give COMPONENT=VALUE pairs and/or --results FILE")
-        print(sgi_score_command(args.components, mode=args.mode, results=args.results))
+        print(sgi_score_command(pairs, mode=args.mode, results=results))
         return 0
     if action == "check-external":
         status, text = check_external_command(args.data)
