@@ -257,7 +257,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     # Greedy decoding lets the local model batch its generations; I2R plays the official tournament only.
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
                                 generation={"max_tokens": args.max_tokens, "temperature": 0.0},
-                                limit=args.limit, per_task={"idrbench:i2r": {"modes": ["official"], "limit": 1}})
+                                limit=args.limit, per_task={"idrbench:i2r": {"modes": ["official"], "limit": 1}},
+                                meter=sys.stderr.isatty())  # progress and ETA on a terminal; CI logs stay quiet
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
