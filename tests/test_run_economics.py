@@ -133,16 +133,17 @@ def test_max_cost_refuses_an_unpriced_model_before_any_call(tmp_path):
 
 def test_ledger_caps_and_meter_line():
     stream = io.StringIO()
-    ledger = RunLedger(Budget(max_calls=2), planned_calls=4, meter=True, stream=stream, meter_interval_s=0)
+    ledger = RunLedger(Budget(max_calls=3), planned_calls=4, meter=True, stream=stream, meter_interval_s=0)
     assert ledger.admit() is None and ledger.admit() is None
-    assert ledger.admit() == "max_calls=2 reached" and ledger.exhausted
     ledger.record(Completion(text="a", prompt_tokens=10, completion_tokens=5, cost_usd=0.01))
     ledger.record(Completion(text=None, error="InternalServerError: boom"))
-    ledger.record(Completion(text="b", cached=True))
+    ledger.record(Completion(text="b", cached=True))  # a cache hit is not a planned call
     line = ledger.meter_line()
-    assert line.startswith("3/4 | calls 2 answered, 1 cached, 1 failed")
+    assert line.startswith("2/4 planned calls | calls 2 answered, 1 cached, 1 failed")
     assert "15 tokens" in line and "$0.0100" in line and "ETA" in line
-    assert "[sciprobe] 1/4" in stream.getvalue()
+    assert "[sciprobe] 1/4 planned calls" in stream.getvalue()
+    assert ledger.admit() is None and ledger.admit() == "max_calls=3 reached" and ledger.exhausted
+    assert "ETA" not in ledger.meter_line()  # a stopped run has no ETA
     with pytest.raises(SciprobeError):
         Budget(max_calls=-1)
 

@@ -118,7 +118,8 @@ class RunLedger:
             self._emit(line)
 
     def meter_line(self) -> str:
-        done = self.answered + self.cached + self.skipped
+        """``planned_calls`` are the calls the plan expects to *send* (cache hits excluded), so progress and
+        ETA follow the answers that cost time, not the instant cache hits."""
         elapsed = time.monotonic() - self._started
         parts = [f"calls {self.answered} answered, {self.cached} cached, {self.failed} failed"]
         if self.skipped:
@@ -129,10 +130,11 @@ class RunLedger:
             cost += f" (+{self.cost_unknown} unpriced)"
         parts.append(cost)
         if self.planned_calls:
-            parts.insert(0, f"{min(done, self.planned_calls)}/{self.planned_calls}")
+            done = self.answered + self.skipped
+            parts.insert(0, f"{min(done, self.planned_calls)}/{self.planned_calls} planned calls")
             remaining = self.planned_calls - done
-            if 0 < done and remaining > 0:
-                parts.append(f"ETA {_clock(elapsed / done * remaining)}")
+            if 0 < self.answered and remaining > 0 and not self.exhausted:
+                parts.append(f"ETA {_clock(elapsed / self.answered * remaining)}")
         parts.append(f"elapsed {_clock(elapsed)}")
         return " | ".join(parts)
 
