@@ -20,12 +20,14 @@ import pytest
 
 from sciprobe.benchmarks import get_benchmark
 from sciprobe.benchmarks.scitaste.agent import AgentConfig, parse_text_calls, run_agent
-from sciprobe.benchmarks.scitaste.tools import (
-    BUNDLED_SNAPSHOT,
-    TOOL_NAMES,
+from sciprobe.benchmarks.scitaste.live_tools import (
     AdsBackend,
     LiveBackend,
     OpenAlexBackend,
+)
+from sciprobe.benchmarks.scitaste.tools import (
+    BUNDLED_SNAPSHOT,
+    TOOL_NAMES,
     SnapshotBackend,
     execute,
     synthetic_snapshot,
