@@ -188,7 +188,7 @@ class RunPlan:
                     "role": tally.role, "model": tally.model, "calls": 0, "cached": 0, "reasks": 0,
                     "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
                 for key in ("calls", "cached", "reasks", "prompt_tokens", "completion_tokens"):
-                    row[key] += getattr(tally, key) if key != "cached" else tally.cached
+                    row[key] += getattr(tally, key)
                 cost = tally.cost()
                 row["cost_usd"] = None if cost is None or row["cost_usd"] is None else row["cost_usd"] + cost
         return list(merged.values())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 from sciprobe.errors import SciprobeError
@@ -71,8 +72,6 @@ class HttpBackend(RemoteBackend):
         return payload
 
     def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
-        import time
-
         latency = time.perf_counter() - started
         choices = response.get("choices") or []
         choice = choices[0] if choices and isinstance(choices[0], dict) else {}
