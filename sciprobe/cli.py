@@ -223,12 +223,19 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
-    """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short."""
+    """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short. A complete run also gets its
+    Hugging Face model-card ``model-index`` YAML next to the results JSON (``sciprobe export`` for more)."""
     incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")
     if incomplete is None and any(r.provenance.get("incomplete") for r in results):
         incomplete = {"reason": next(r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")),
                       "skipped_calls": "some", "tasks_not_run": []}
     if not incomplete:
+        from sciprobe.export import export_results
+        from sciprobe.results import atomic_write_bytes
+
+        card = path.with_name(path.stem + ".model-index.yaml")
+        atomic_write_bytes(card, export_results(path).encode("utf-8"))
+        print(f"model-index: {card}")
         return 0
     not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
     print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "

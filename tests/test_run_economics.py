@@ -106,6 +106,13 @@ def test_max_calls_stops_within_the_limit_writes_partial_results_and_resumes(tmp
         assert main(["evaluate", *IDR_TASKS, "--model", model, "--output-dir", str(tmp_path / "full")]) == 0
         full = _results(sorted((tmp_path / "full" / "results").rglob("*.json"))[-1])
         assert full["sciprobe"]["incomplete"] is None
+        # a complete run gets its model-card evaluation results alongside; a capped one does not
+        assert not list(out.rglob("*.model-index.yaml"))
+        [card] = (tmp_path / "full" / "results").rglob("*.model-index.yaml")
+        import yaml
+
+        index = yaml.safe_load(card.read_text())["model-index"][0]
+        assert index["name"] == "openai/stub-model" and len(index["results"]) >= 3
         assert full["sciprobe"]["ledger"]["cached"] >= first  # the capped run's answers were kept
         assert stub.count - first == full["sciprobe"]["ledger"]["sent"]
 
