@@ -269,7 +269,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     path, results = evaluate(request)
     print_summary(results)
     print(f"results: {path}")
-    return 0
+    return _exit_status(path, results)
 
 
 def _cmd_lighteval(args: argparse.Namespace) -> int:
