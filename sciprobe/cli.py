@@ -230,12 +230,13 @@ def _exit_status(path: Path, results: Sequence) -> int:
         incomplete = {"reason": next(r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")),
                       "skipped_calls": "some", "tasks_not_run": []}
     if not incomplete:
-        from sciprobe.export import export_results
-        from sciprobe.results import atomic_write_bytes
+        if results:  # a run whose every task was skipped has nothing to put in a model card
+            from sciprobe.export import export_results
+            from sciprobe.results import atomic_write_bytes
 
-        card = path.with_name(path.stem + ".model-index.yaml")
-        atomic_write_bytes(card, export_results(path).encode("utf-8"))
-        print(f"model-index: {card}")
+            card = path.with_name(path.stem + ".model-index.yaml")
+            atomic_write_bytes(card, export_results(path).encode("utf-8"))
+            print(f"model-index: {card}")
         return 0
     not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
     print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
