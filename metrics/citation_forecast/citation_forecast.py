@@ -8,17 +8,10 @@ PreScience T4 (spec ``prescience.md`` §2 T4, pitfall 12). A thin declaration ov
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.forecast import citation_forecast
 
-_CITATION = """\
-@misc{prescience2026,
-  title         = {{PreScience}: A Benchmark for Forecasting Scientific Contributions},
-  author        = {{Allen Institute for AI}},
-  year          = {2026},
-  eprint        = {2602.20459},
-  archivePrefix = {arXiv}
-}
-"""
+_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores forecasts of a paper's citation count (PreScience: citations in the first 12 months) against the

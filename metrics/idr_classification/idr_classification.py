@@ -8,19 +8,10 @@ A thin declaration over :func:`sciprobe.scoring.classification.binary_classifica
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.classification import binary_classification
 
-_CITATION = """\
-@inproceedings{shen26d,
-  title     = {{IDRBench}: Understanding the Capability of Large Language Models on Interdisciplinary Research},
-  author    = {Shen, Y. and de Sousa, D. X. and Mar{\\c{c}}al de Andrade Nascimento, R. and Guo, H. and Zhu, X.},
-  booktitle = {Proceedings of the 43rd International Conference on Machine Learning},
-  series    = {Proceedings of Machine Learning Research},
-  volume    = {306},
-  year      = {2026},
-  note      = {arXiv:2507.15736v3}
-}
-"""
+_CITATION = get_benchmark("idrbench").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores Yes/No answers of the IDRBench classification tasks: IPI (is this paper interdisciplinary?) and I3

@@ -8,18 +8,11 @@ PreScience T1 contribution generation (spec ``prescience.md`` §3). A thin decla
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.lacer import LacerTemplate
 from sciprobe.scoring.lacer import lacer
 
-_CITATION = """\
-@misc{prescience2026,
-  title         = {{PreScience}: A Benchmark for Forecasting Scientific Contributions},
-  author        = {{Allen Institute for AI}},
-  year          = {2026},
-  eprint        = {2602.20459},
-  archivePrefix = {arXiv}
-}
-"""
+_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the

@@ -9,18 +9,10 @@ Shared by IDRBench I2R and PreScience. A thin declaration over
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.ranking import ranking_metrics
 
-_CITATION = """\
-@inproceedings{shen26d,
-  title     = {{IDRBench}: Understanding the Capability of Large Language Models on Interdisciplinary Research},
-  author    = {Shen, Y. and de Sousa, D. X. and Mar{\\c{c}}al de Andrade Nascimento, R. and Guo, H. and Zhu, X.},
-  booktitle = {Proceedings of the 43rd International Conference on Machine Learning},
-  series    = {Proceedings of Machine Learning Research},
-  volume    = {306},
-  year      = {2026},
-  note      = {arXiv:2507.15736v3}
-}
+_CITATION = get_benchmark("idrbench").citation.strip() + "\n" + """\
 @article{jarvelin2002cumulated,
   title   = {Cumulated Gain-Based Evaluation of {IR} Techniques},
   author  = {J{\\"a}rvelin, Kalervo and Kek{\\"a}l{\\"a}inen, Jaana},

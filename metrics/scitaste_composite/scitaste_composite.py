@@ -8,16 +8,11 @@ A thin declaration over :func:`sciprobe.scoring.composite.scitaste_composite` (s
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.composite import scitaste_composite
 
 
-_CITATION = """\
-@misc{scitaste_bench,
-  title = {A Multi-Disciplinary Benchmark for Assessing Large Language Models' Judgment of Research Taste in
-           Scientific Papers},
-  note  = {SciTaste-Bench; dataset skylenage/SciTaste-benchmark}
-}
-"""
+_CITATION = get_benchmark("scitaste").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 SciTaste-Bench Scheme 1 over rows [total, A, B, C, D, E, F, G] (the ATI composite and the seven dimension

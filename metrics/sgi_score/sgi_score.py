@@ -12,6 +12,7 @@ import json
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.sgi import deep_research
 from sciprobe.scoring.sgi import dry_experiment
@@ -20,14 +21,7 @@ from sciprobe.scoring.sgi import overall
 from sciprobe.scoring.sgi import reasoning
 from sciprobe.scoring.sgi import wet_experiment
 
-_CITATION = """\
-@article{sgibench2025,
-  title   = {Probing Scientific General Intelligence of {LLMs} with Scientist-Aligned Workflows},
-  author  = {{Shanghai AI Laboratory (InternScience)}},
-  journal = {arXiv preprint arXiv:2512.16969},
-  year    = {2025}
-}
-"""
+_CITATION = get_benchmark("sgibench").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 SGI-Bench scores. Configs: `deep_research` (Exact Match; last <answer> block), `idea_generation` (objective

@@ -8,17 +8,10 @@ PreScience T6/T7 (spec ``prescience.md`` §2 T6/T7, pitfall 11). A thin declarat
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.topic_trend import topic_trend
 
-_CITATION = """\
-@misc{prescience2026,
-  title         = {{PreScience}: A Benchmark for Forecasting Scientific Contributions},
-  author        = {{Allen Institute for AI}},
-  year          = {2026},
-  eprint        = {2602.20459},
-  archivePrefix = {arXiv}
-}
-"""
+_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores forecasts of how many papers each unit (a topic, or a topic pair) will have in the forecast period,

@@ -8,16 +8,11 @@ all arithmetic lives in ``sciprobe``.
 import datasets
 import evaluate
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.wape import wape_grade
 
 
-_CITATION = """\
-@misc{scitaste_bench,
-  title = {A Multi-Disciplinary Benchmark for Assessing Large Language Models' Judgment of Research Taste in
-           Scientific Papers},
-  note  = {SciTaste-Bench; dataset skylenage/SciTaste-benchmark}
-}
-"""
+_CITATION = get_benchmark("scitaste").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Weighted absolute percentage error of predicted vs gold scores on a 0-100 scale, WAPE = sum|p - g| / sum g
