@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.ranking import ranking_metrics
 
@@ -92,7 +93,11 @@ def test_load_offline_from_absolute_directory(loaded: dict[str, Any], offline_ev
         assert isinstance(module, offline_evaluate.Metric)
         assert module.name == name
         assert "IDRBench" in module.citation
+        # the benchmark's citation and homepage come from its declaration, never a copy that could drift
+        assert module.citation.startswith(get_benchmark("idrbench").citation.strip())
+        assert module.homepage == get_benchmark("idrbench").homepage
         assert module.codebase_urls and module.reference_urls
+    assert "Cumulated Gain-Based Evaluation" in loaded["ranking"].citation  # ranking adds the nDCG paper
     copies = list(Path(cfg.HF_MODULES_CACHE).rglob("idr_classification.py"))
     assert copies, "evaluate should copy the module under the temporary HF_HOME"
 
@@ -209,8 +214,9 @@ def test_module_layout_and_conventions(name: str) -> None:
         if isinstance(node, ast.Import):
             assert len(node.names) == 1, f"one import per line (line {node.lineno})"
     assert not re.search(r"^import\s+\w+\s*,", source, flags=re.MULTILINE)
-    for const in ("_CITATION", "_DESCRIPTION", "_KWARGS_DESCRIPTION"):
+    for const in ("_DESCRIPTION", "_KWARGS_DESCRIPTION"):
         assert re.search(rf"^{const} = ", source, flags=re.MULTILINE), const
+    assert "return metric_info(" in source  # citation and homepage from the benchmark declaration
     assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
     assert "gradio" not in source and "launch" not in source
 

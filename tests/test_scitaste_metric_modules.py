@@ -129,8 +129,9 @@ def test_module_layout_and_conventions(name: str) -> None:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             assert len(node.names) == 1, f"one import per line (line {node.lineno})"
-    for const in ("_CITATION", "_DESCRIPTION", "_KWARGS_DESCRIPTION"):
+    for const in ("_DESCRIPTION", "_KWARGS_DESCRIPTION"):
         assert re.search(rf"^{const} = ", source, flags=re.MULTILINE), const
+    assert "return metric_info(" in source  # citation and homepage from the benchmark declaration
     assert "gradio" not in source
     module = _import_file(folder / f"{name}.py", f"_scitaste_conv_{name}")
     classes = [o for o in vars(module).values() if inspect.isclass(o) and o.__module__ == module.__name__]

@@ -8,10 +8,8 @@ PreScience T4 (spec ``prescience.md`` §2 T4, pitfall 12). A thin declaration ov
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.forecast import citation_forecast
-
-_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores forecasts of a paper's citation count (PreScience: citations in the first 12 months) against the
@@ -51,18 +49,11 @@ class CitationForecast(evaluate.Metric):
     """Regression metrics for citation-count forecasts."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
-            homepage="https://huggingface.co/datasets/allenai/prescience",
-            codebase_urls=["https://github.com/allenai/prescience"],
-            reference_urls=["https://arxiv.org/abs/2602.20459"],
-        )
+        return metric_info("prescience", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Value("float64"),
+                                              "references": datasets.Value("float64")}),
+                           codebase_urls=["https://github.com/allenai/prescience"],
+                           reference_urls=["https://arxiv.org/abs/2602.20459"])
 
     def _compute(self, predictions, references, missing="exclude"):
         report = citation_forecast(list(predictions), list(references), missing=missing)

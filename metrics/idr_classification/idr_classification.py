@@ -8,10 +8,8 @@ A thin declaration over :func:`sciprobe.scoring.classification.binary_classifica
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.classification import binary_classification
-
-_CITATION = get_benchmark("idrbench").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores Yes/No answers of the IDRBench classification tasks: IPI (is this paper interdisciplinary?) and I3
@@ -94,27 +92,13 @@ class IdrClassification(evaluate.Metric):
     """IDRBench Yes/No macro-F1 with official (drop) and strict (keep failures) modes."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.Value("string"),
-                }
-            ),
-            homepage="https://project-ai4science.github.io/idrbench-framework/",
-            codebase_urls=[
-                "https://github.com/project-ai4science/irllm-framework",
-                "https://github.com/project-ai4science/idrbench-framework",
-            ],
-            reference_urls=[
-                "https://arxiv.org/abs/2507.15736",
-                "https://scikit-learn.org/stable/modules/generated/sklearn.metrics.f1_score.html",
-            ],
-        )
+        return metric_info("idrbench", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Value("string"),
+                                              "references": datasets.Value("string")}),
+                           codebase_urls=["https://github.com/project-ai4science/irllm-framework",
+                                          "https://github.com/project-ai4science/idrbench-framework"],
+                           reference_urls=["https://arxiv.org/abs/2507.15736",
+                                           "https://scikit-learn.org/stable/modules/generated/sklearn.metrics.f1_score.html"])
 
     def _compute(self, predictions, references, mode="official", failure_policy="wrong", positive="yes"):
         report = binary_classification(

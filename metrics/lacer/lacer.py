@@ -8,11 +8,9 @@ PreScience T1 contribution generation (spec ``prescience.md`` §3). A thin decla
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.lacer import LacerTemplate
 from sciprobe.scoring.lacer import lacer
-
-_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the
@@ -59,16 +57,10 @@ class Lacer(evaluate.Metric):
 
     def _info(self):
         paper = {"title": datasets.Value("string"), "abstract": datasets.Value("string")}
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": paper, "references": paper}),
-            homepage="https://huggingface.co/datasets/allenai/prescience",
-            codebase_urls=["https://github.com/allenai/prescience"],
-            reference_urls=["https://arxiv.org/abs/2602.20459"],
-        )
+        return metric_info("prescience", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": paper, "references": paper}),
+                           codebase_urls=["https://github.com/allenai/prescience"],
+                           reference_urls=["https://arxiv.org/abs/2602.20459"])
 
     def _compute(self, predictions, references, template_path=None, judge_id=None, judge=None, replies=None,
                  mode="official"):

@@ -9,10 +9,10 @@ Shared by IDRBench I2R and PreScience. A thin declaration over
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.ranking import ranking_metrics
 
-_CITATION = get_benchmark("idrbench").citation.strip() + "\n" + """\
+_NDCG_CITATION = """\
 @article{jarvelin2002cumulated,
   title   = {Cumulated Gain-Based Evaluation of {IR} Techniques},
   author  = {J{\\"a}rvelin, Kalervo and Kek{\\"a}l{\\"a}inen, Jaana},
@@ -88,32 +88,14 @@ class Ranking(evaluate.Metric):
     """Binary-relevance ranking metrics with explicit tie policies."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Sequence(datasets.Value("string")),
-                        "references": datasets.Sequence(datasets.Value("string")),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Sequence(datasets.Value("string")),
-                        "references": datasets.Value("string"),
-                    }
-                ),
-            ],
-            homepage="https://project-ai4science.github.io/idrbench-framework/",
-            codebase_urls=["https://github.com/project-ai4science/irllm-framework"],
-            reference_urls=[
-                "https://arxiv.org/abs/2507.15736",
-                "https://en.wikipedia.org/wiki/Discounted_cumulative_gain",
-            ],
-        )
+        ranked = datasets.Sequence(datasets.Value("string"))
+        return metric_info("idrbench", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           [datasets.Features({"predictions": ranked, "references": ranked}),
+                            datasets.Features({"predictions": ranked, "references": datasets.Value("string")})],
+                           codebase_urls=["https://github.com/project-ai4science/irllm-framework"],
+                           reference_urls=["https://arxiv.org/abs/2507.15736",
+                                           "https://en.wikipedia.org/wiki/Discounted_cumulative_gain"],
+                           extra_citation=_NDCG_CITATION)
 
     def _compute(
         self,

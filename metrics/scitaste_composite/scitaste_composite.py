@@ -8,11 +8,8 @@ A thin declaration over :func:`sciprobe.scoring.composite.scitaste_composite` (s
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.composite import scitaste_composite
-
-
-_CITATION = get_benchmark("scitaste").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 SciTaste-Bench Scheme 1 over rows [total, A, B, C, D, E, F, G] (the ATI composite and the seven dimension
@@ -77,21 +74,10 @@ class ScitasteComposite(evaluate.Metric):
     """SciTaste-Bench Scheme 1 with a documented, parameterised sub-score reconstruction."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("float64"), length=8),
-                    "references": datasets.Sequence(datasets.Value("float64"), length=8),
-                }
-            ),
-            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
-            codebase_urls=[],
-            reference_urls=["https://huggingface.co/datasets/skylenage/SciTaste-benchmark"],
-        )
+        return metric_info("scitaste", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Sequence(datasets.Value("float64"), length=8),
+                                             "references": datasets.Sequence(datasets.Value("float64"), length=8)}),
+                           reference_urls=["https://huggingface.co/datasets/skylenage/SciTaste-benchmark"])
 
     def _compute(self, predictions, references, weights=None, mae_share=0.5, failure_policy="drop",
                  out_of_range="error"):

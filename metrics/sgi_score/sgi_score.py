@@ -12,16 +12,14 @@ import json
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
 from sciprobe.errors import SciprobeError
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.sgi import deep_research
 from sciprobe.scoring.sgi import dry_experiment
 from sciprobe.scoring.sgi import idea
 from sciprobe.scoring.sgi import overall
 from sciprobe.scoring.sgi import reasoning
 from sciprobe.scoring.sgi import wet_experiment
-
-_CITATION = get_benchmark("sgibench").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 SGI-Bench scores. Configs: `deep_research` (Exact Match; last <answer> block), `idea_generation` (objective
@@ -120,17 +118,11 @@ class SgiScore(evaluate.Metric):
 
     def _info(self):
         name = self.config_name if self.config_name in _FEATURES else "overall"
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(_FEATURES[name]),
-            homepage="https://internscience.github.io/SGI-Page/",
-            codebase_urls=["https://github.com/InternScience/SGI-Bench"],
-            reference_urls=["https://arxiv.org/abs/2512.16969",
-                            "https://huggingface.co/collections/InternScience/sgi-bench"],
-        )
+        return metric_info("sgibench", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features(_FEATURES[name]),
+                           codebase_urls=["https://github.com/InternScience/SGI-Bench"],
+                           reference_urls=["https://arxiv.org/abs/2512.16969",
+                                           "https://huggingface.co/collections/InternScience/sgi-bench"])
 
     def _enforce_nested_string_type(self, schema, obj):
         # A failed generation is passed as None; evaluate only type-checks the first item, so a leading None

@@ -8,6 +8,7 @@ PreScience T1 contribution generation (spec ``prescience.md`` §2 T1, pitfall 13
 import datasets
 import evaluate
 
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.text_similarity import bertscore, rouge_l
 
 _CITATION = """\
@@ -61,19 +62,13 @@ class TextSimilarity(evaluate.Metric):
     """ROUGE-L and BERTScore for generated title-abstracts."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-            homepage="https://huggingface.co/datasets/allenai/prescience",
-            codebase_urls=["https://github.com/google-research/google-research/tree/master/rouge",
-                           "https://github.com/Tiiiger/bert_score"],
-            reference_urls=["https://aclanthology.org/W04-1013", "https://arxiv.org/abs/1904.09675"],
-        )
+        return metric_info("prescience", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Value("string"),
+                                              "references": datasets.Value("string")}),
+                           codebase_urls=["https://github.com/google-research/google-research/tree/master/rouge",
+                                          "https://github.com/Tiiiger/bert_score"],
+                           reference_urls=["https://aclanthology.org/W04-1013", "https://arxiv.org/abs/1904.09675"],
+                           citation=_CITATION)  # ROUGE and BERTScore: the statistics are not PreScience's
 
     def _compute(self, predictions, references, metrics=("rougeL",), bertscore_offline=True,
                  return_per_item=False):

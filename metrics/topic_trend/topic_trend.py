@@ -8,10 +8,8 @@ PreScience T6/T7 (spec ``prescience.md`` §2 T6/T7, pitfall 11). A thin declarat
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.topic_trend import topic_trend
-
-_CITATION = get_benchmark("prescience").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Scores forecasts of how many papers each unit (a topic, or a topic pair) will have in the forecast period,
@@ -47,18 +45,11 @@ class TopicTrend(evaluate.Metric):
     """Δ-share metrics for topic and topic-pair growth forecasts."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
-            homepage="https://huggingface.co/datasets/allenai/prescience",
-            codebase_urls=["https://github.com/allenai/prescience"],
-            reference_urls=["https://arxiv.org/abs/2602.20459"],
-        )
+        return metric_info("prescience", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Value("float64"),
+                                              "references": datasets.Value("float64")}),
+                           codebase_urls=["https://github.com/allenai/prescience"],
+                           reference_urls=["https://arxiv.org/abs/2602.20459"])
 
     def _compute(self, predictions, references, history=None, mode="official", history_papers=None,
                  forecast_papers=None):

@@ -8,11 +8,8 @@ all arithmetic lives in ``sciprobe``.
 import datasets
 import evaluate
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.metric_module import metric_info
 from sciprobe.scoring.wape import wape_grade
-
-
-_CITATION = get_benchmark("scitaste").citation  # declared once, in sciprobe.benchmarks
 
 _DESCRIPTION = """\
 Weighted absolute percentage error of predicted vs gold scores on a 0-100 scale, WAPE = sum|p - g| / sum g
@@ -76,21 +73,10 @@ class WapeGrade(evaluate.Metric):
     """SciTaste-Bench Scheme 2: WAPE, grade and reconstructed 0-100 score with coverage."""
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("float64"),
-                    "references": datasets.Value("float64"),
-                }
-            ),
-            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
-            codebase_urls=[],
-            reference_urls=["https://huggingface.co/datasets/skylenage/SciTaste-benchmark"],
-        )
+        return metric_info("scitaste", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           datasets.Features({"predictions": datasets.Value("float64"),
+                                              "references": datasets.Value("float64")}),
+                           reference_urls=["https://huggingface.co/datasets/skylenage/SciTaste-benchmark"])
 
     def _compute(self, predictions, references, groups=None, knots="scitaste-v1-reconstructed",
                  failure_policy="drop", out_of_range="error"):
