@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import doctest
-import importlib.util
 import inspect
 import json
 import math
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
+from metric_module_support import README_SECTIONS, flat, import_file
 
 from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.classification import binary_classification
@@ -37,25 +37,11 @@ SCIPROBE_FUNCTION: dict[str, Callable[..., Any]] = {
     "idr_classification": binary_classification,
     "ranking": ranking_metrics,
 }
-README_SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
-                   "Examples", "Limitations and Bias", "Citation", "Further References")
 
 
 @pytest.fixture(scope="module")
 def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
     return {name: offline_evaluate.load(str(METRICS_DIR / name)) for name in MODULE_NAMES}
-
-
-def _import_file(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _flat(report: Any) -> dict[str, Any]:
-    return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -114,7 +100,7 @@ def test_compute_equals_sciprobe_function(loaded: dict[str, Any], name: str) -> 
         else:
             module_predictions = predictions
         got = loaded[name].compute(predictions=module_predictions, references=case["references"], **kwargs)
-        want = _flat(SCIPROBE_FUNCTION[name](predictions, case["references"], **kwargs))
+        want = flat(SCIPROBE_FUNCTION[name](predictions, case["references"], **kwargs))
         if name == "idr_classification":
             want["failure_policy"] = "drop" if want["mode"] == "official" else kwargs.get("failure_policy", "wrong")
         assert set(got) == set(want), case["name"]
@@ -153,7 +139,7 @@ def test_bad_labels_and_ids_raise_value_error(loaded: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("name", MODULE_NAMES)
 def test_template_test_cases(loaded: dict[str, Any], name: str) -> None:
-    cases = _import_file(METRICS_DIR / name / "tests.py", f"_sciprobe_{name}_tests").test_cases
+    cases = import_file(METRICS_DIR / name / "tests.py", f"_sciprobe_{name}_tests").test_cases
     assert cases
     for case in cases:
         got = loaded[name].compute(predictions=case["predictions"], references=case["references"],
@@ -176,7 +162,7 @@ def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestRes
 @pytest.mark.parametrize("name", MODULE_NAMES)
 def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
                                         name: str) -> None:
-    module = _import_file(METRICS_DIR / name / f"{name}.py", f"_sciprobe_metric_{name}")
+    module = import_file(METRICS_DIR / name / f"{name}.py", f"_sciprobe_metric_{name}")
     assert "Examples:" in module._KWARGS_DESCRIPTION
     monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, f"{name}._KWARGS_DESCRIPTION")
@@ -220,7 +206,7 @@ def test_module_layout_and_conventions(name: str) -> None:
     assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
     assert "gradio" not in source and "launch" not in source
 
-    module = _import_file(folder / f"{name}.py", f"_sciprobe_conv_{name}")
+    module = import_file(folder / f"{name}.py", f"_sciprobe_conv_{name}")
     metric_classes = [obj for obj in vars(module).values()
                       if inspect.isclass(obj) and obj.__module__ == module.__name__]
     assert len(metric_classes) == 1
@@ -281,7 +267,7 @@ def test_app_builds_interface_without_launching(offline_evaluate: ModuleType, mo
         raise AssertionError("app.py must not launch at import")
 
     monkeypatch.setattr(gr.Blocks, "launch", no_launch)
-    app = _import_file(METRICS_DIR / name / "app.py", f"_sciprobe_app_{name}")
+    app = import_file(METRICS_DIR / name / "app.py", f"_sciprobe_app_{name}")
     assert isinstance(app.demo, gr.Blocks)
     assert not app.demo.is_running
     assert isinstance(app.build_demo(), gr.Blocks)

@@ -5,7 +5,6 @@ equality with the sciprobe functions, template cases, doctests of module and REA
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import json
 import re
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from metric_module_support import README_SECTIONS, flat, import_file
 
 from sciprobe.scoring.forecast import citation_forecast
 from sciprobe.scoring.text_similarity import rouge_l
@@ -23,25 +23,11 @@ from sciprobe.scoring.topic_trend import topic_trend
 REPO = Path(__file__).resolve().parents[1]
 METRICS = REPO / "metrics"
 NAMES = ("citation_forecast", "topic_trend", "text_similarity", "lacer")
-SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
-            "Examples", "Limitations and Bias", "Citation", "Further References")
 
 
 @pytest.fixture(scope="module")
 def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
     return {name: offline_evaluate.load(str(METRICS / name)) for name in NAMES}
-
-
-def _import(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _flat(report: Any) -> dict[str, Any]:
-    return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
 
 
 def test_module_layout() -> None:
@@ -59,10 +45,10 @@ def test_module_layout() -> None:
 def test_compute_equals_sciprobe(loaded: dict[str, Any]) -> None:
     preds, refs = [3.0, 0.0, 12.0, 5.0, None], [2.0, 1.0, 20.0, 5.0, 4.0]
     got = loaded["citation_forecast"].compute(predictions=preds, references=refs)
-    assert got == _flat(citation_forecast(preds, refs))
+    assert got == flat(citation_forecast(preds, refs))
     hist = [4.0, 10.0, 0.0, 7.0, 1.0]
     got = loaded["topic_trend"].compute(predictions=preds, references=refs, history=hist)
-    assert got == _flat(topic_trend(preds, refs, hist))
+    assert got == flat(topic_trend(preds, refs, hist))
     cands, golds = ["neural ranking models", "", "graph networks"], ["ranking with neural models", "x", "graphs"]
     got = loaded["text_similarity"].compute(predictions=cands, references=golds)
     report = rouge_l(cands, golds)
@@ -85,7 +71,7 @@ def test_bad_input_raises_value_errors(loaded: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_template_cases(loaded: dict[str, Any], name: str, tmp_path: Path) -> None:
-    cases = _import(METRICS / name / "tests.py", f"_ps_{name}_tests").test_cases
+    cases = import_file(METRICS / name / "tests.py", f"_ps_{name}_tests").test_cases
     assert cases
     template = tmp_path / "lacer_template.txt"
     template.write_text("{{reference_title}}\n{{reference_abstract}}\n{{generation_title}}\n{{generation_abstract}}\n")
@@ -106,7 +92,7 @@ def _doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestResults
 @pytest.mark.parametrize("name", NAMES)
 def test_docstring_and_readme_examples(loaded: dict[str, Any], offline_evaluate: ModuleType, name: str) -> None:
     shim = SimpleNamespace(load=lambda n, *a, **k: loaded[Path(n).name if "/" in n else n])
-    module = _import(METRICS / name / f"{name}.py", f"_ps_{name}_module")
+    module = import_file(METRICS / name / f"{name}.py", f"_ps_{name}_module")
     for label, text in (("kwargs", module._KWARGS_DESCRIPTION), ("readme", (METRICS / name / "README.md").read_text())):
         globs = {"evaluate": shim}
         if label == "readme":
@@ -122,12 +108,12 @@ def test_readme_space_card(name: str) -> None:
     assert front["sdk"] == "gradio" and front["app_file"] == "app.py"
     assert {"evaluate", "metric"} <= set(front["tags"]) and front["description"]
     headers = re.findall(r"^## (.+)$", text, re.MULTILINE)
-    assert list(headers) == list(SECTIONS)
+    assert list(headers) == list(README_SECTIONS)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_app_builds_without_launching(offline_evaluate: ModuleType, name: str) -> None:
-    app = _import(METRICS / name / "app.py", f"_ps_{name}_app")
+    app = import_file(METRICS / name / "app.py", f"_ps_{name}_app")
     assert app.demo is not None and callable(app.score)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import doctest
-import importlib.util
 import inspect
 import json
 import math
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from metric_module_support import README_SECTIONS, import_file
 
 from sciprobe.scoring.composite import scitaste_composite
 from sciprobe.scoring.wape import wape_grade
@@ -26,20 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 METRICS_DIR = REPO / "metrics"
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 MODULES = {"wape_grade": (wape_grade, "scitaste_wape"), "scitaste_composite": (scitaste_composite, "scitaste_composite")}
-README_SECTIONS = ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
-                   "Examples", "Limitations and Bias", "Citation", "Further References")
 
 
 @pytest.fixture(scope="module")
 def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
     return {name: offline_evaluate.load(str(METRICS_DIR / name)) for name in MODULES}
-
-
-def _import_file(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -83,7 +74,7 @@ def test_errors_are_value_errors(loaded: dict[str, Any], name: str) -> None:
 
 @pytest.mark.parametrize("name", MODULES)
 def test_template_test_cases(loaded: dict[str, Any], name: str) -> None:
-    cases = _import_file(METRICS_DIR / name / "tests.py", f"_scitaste_{name}_tests").test_cases
+    cases = import_file(METRICS_DIR / name / "tests.py", f"_scitaste_{name}_tests").test_cases
     assert cases
     for case in cases:
         got = loaded[name].compute(predictions=case["predictions"], references=case["references"], **case["kwargs"])
@@ -104,7 +95,7 @@ def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestRes
 @pytest.mark.parametrize("name", MODULES)
 def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
                                         name: str) -> None:
-    module = _import_file(METRICS_DIR / name / f"{name}.py", f"_scitaste_metric_{name}")
+    module = import_file(METRICS_DIR / name / f"{name}.py", f"_scitaste_metric_{name}")
     monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, name)
     assert result.attempted >= 5 and result.failed == 0
@@ -133,7 +124,7 @@ def test_module_layout_and_conventions(name: str) -> None:
         assert re.search(rf"^{const} = ", source, flags=re.MULTILINE), const
     assert "return metric_info(" in source  # citation and homepage from the benchmark declaration
     assert "gradio" not in source
-    module = _import_file(folder / f"{name}.py", f"_scitaste_conv_{name}")
+    module = import_file(folder / f"{name}.py", f"_scitaste_conv_{name}")
     classes = [o for o in vars(module).values() if inspect.isclass(o) and o.__module__ == module.__name__]
     assert len(classes) == 1
     params = inspect.signature(classes[0]._compute).parameters
@@ -159,7 +150,7 @@ def test_app_builds_interface_without_launching(offline_evaluate: ModuleType, mo
                                                 name: str) -> None:
     gr = pytest.importorskip("gradio")
     monkeypatch.setattr(gr.Blocks, "launch", lambda *a, **k: (_ for _ in ()).throw(AssertionError("launched")))
-    app = _import_file(METRICS_DIR / name / "app.py", f"_scitaste_app_{name}")
+    app = import_file(METRICS_DIR / name / "app.py", f"_scitaste_app_{name}")
     assert isinstance(app.demo, gr.Blocks) and isinstance(app.build_demo(), gr.Blocks)
     if name == "wape_grade":
         got = app.score(app.EXAMPLE_TABLE, "drop", "")

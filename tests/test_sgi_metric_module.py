@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import doctest
-import importlib.util
 import inspect
 import json
 import re
@@ -16,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from metric_module_support import flat, import_file
 
 from sciprobe.scoring.sgi import deep_research, overall, reasoning, wet_experiment
 
@@ -29,18 +29,6 @@ CONFIGS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment
 @pytest.fixture(scope="module")
 def loaded(offline_evaluate: ModuleType) -> dict[str, Any]:
     return {c: offline_evaluate.load(str(FOLDER), c) for c in CONFIGS}
-
-
-def _import_file(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _flat(report: Any) -> dict[str, Any]:
-    return {"mode": report.mode, **report.values, **report.coverage.as_dict()}
 
 
 def test_one_module_with_a_config_per_component(loaded: dict[str, Any]) -> None:
@@ -65,7 +53,7 @@ def test_compute_equals_sciprobe_functions(loaded: dict[str, Any]) -> None:
             kwargs = dict(case["kwargs"])
             preds, refs = kwargs.pop("predictions"), kwargs.pop("references")
             got = loaded[config].compute(predictions=preds, references=refs, **kwargs)
-            assert got == _flat(fn(preds, refs, **kwargs)), case["name"]
+            assert got == flat(fn(preds, refs, **kwargs)), case["name"]
             checked += 1
     assert checked >= 20
 
@@ -109,7 +97,7 @@ def test_judge_outputs_add_sla_and_rv(loaded: dict[str, Any]) -> None:
 
 
 def test_template_test_cases(loaded: dict[str, Any]) -> None:
-    cases = _import_file(FOLDER / "tests.py", "_sciprobe_sgi_score_tests").test_cases
+    cases = import_file(FOLDER / "tests.py", "_sciprobe_sgi_score_tests").test_cases
     assert len(cases) >= 4
     for case in cases:
         got = loaded[case["config"]].compute(predictions=case["predictions"], references=case["references"],
@@ -126,7 +114,7 @@ def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestRes
 
 
 def test_docstring_and_readme_examples(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = _import_file(FOLDER / "sgi_score.py", "_sciprobe_metric_sgi_score")
+    module = import_file(FOLDER / "sgi_score.py", "_sciprobe_metric_sgi_score")
     monkeypatch.chdir(METRICS_DIR)
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, "sgi_score.docstring")
     assert result.attempted >= 8 and result.failed == 0
@@ -151,7 +139,7 @@ def test_layout_and_conventions() -> None:
         if isinstance(node, ast.ImportFrom):
             assert len(node.names) == 1, f"one import per line (line {node.lineno})"
     assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
-    module = _import_file(FOLDER / "sgi_score.py", "_sciprobe_conv_sgi_score")
+    module = import_file(FOLDER / "sgi_score.py", "_sciprobe_conv_sgi_score")
     cls = module.SgiScore
     params = inspect.signature(cls._compute).parameters
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
@@ -159,5 +147,5 @@ def test_layout_and_conventions() -> None:
 
 
 def test_app_builds_without_launching() -> None:
-    app = _import_file(FOLDER / "app.py", "_sciprobe_sgi_score_app")
+    app = import_file(FOLDER / "app.py", "_sciprobe_sgi_score_app")
     assert app.demo is not None and set(app.CONFIGS) == set(CONFIGS)
