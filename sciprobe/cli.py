@@ -225,10 +225,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _exit_status(path: Path, results: Sequence) -> int:
     """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short. A complete run also gets its
     Hugging Face model-card ``model-index`` YAML next to the results JSON (``sciprobe export`` for more)."""
-    incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")
-    if incomplete is None and any(r.provenance.get("incomplete") for r in results):
-        incomplete = {"reason": next(r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")),
-                      "skipped_calls": "some", "tasks_not_run": []}
+    incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")  # evaluate and score_file set it
     if not incomplete:
         if results:  # a run whose every task was skipped has nothing to put in a model card
             from sciprobe.export import export_results

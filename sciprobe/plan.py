@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,18 +180,8 @@ class RunPlan:
         return sum(t.calls for t in self.tasks)
 
     def totals(self) -> list[dict[str, Any]]:
-        """Per model and role, summed over tasks; cost None when any part is unpriced."""
-        merged: dict[tuple[str, str], dict[str, Any]] = {}
-        for task in self.tasks:
-            for tally in task.tallies:
-                row = merged.setdefault((tally.role, tally.model), {
-                    "role": tally.role, "model": tally.model, "calls": 0, "cached": 0, "reasks": 0,
-                    "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
-                for key in ("calls", "cached", "reasks", "prompt_tokens", "completion_tokens"):
-                    row[key] += getattr(tally, key)
-                cost = tally.cost()
-                row["cost_usd"] = None if cost is None or row["cost_usd"] is None else row["cost_usd"] + cost
-        return list(merged.values())
+        """Per role and model, summed over tasks; cost None when the model is unpriced."""
+        return [t.as_dict() for t in merge_tallies(t for task in self.tasks for t in task.tallies)]
 
     def as_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "tasks": [t.as_dict() for t in self.tasks], "totals": self.totals()}
@@ -221,7 +211,7 @@ def plan_run(request: Any) -> RunPlan:
         results = run_task(ref, planned, client, judge_factory=judge_factory, dry_run=True)
         cutoff = results[0].provenance.get("cutoff", {}) if results else {}
         items = max((len(r.records) for r in results), default=0)
-        tallies = [client.tally, *_merge_judges(judges)]
+        tallies = [client.tally, *merge_tallies(judge.tally for judge in judges)]
         notes = list(dict.fromkeys(n for r in results for n in r.provenance.get("plan_notes", [])))
         if any(t.assumed_completion for t in tallies):
             notes.append(f"no max_tokens set: {ASSUMED_COMPLETION_TOKENS} completion tokens assumed per call")
@@ -234,15 +224,14 @@ def plan_run(request: Any) -> RunPlan:
     return RunPlan(plans)
 
 
-def _merge_judges(judges: list[PlanClient]) -> list[Tally]:
-    """One tally per judge model (a runner may build a judge's client more than once)."""
-    merged: dict[str, Tally] = {}
-    for judge in judges:
-        tally = judge.tally
-        if tally.model not in merged:
-            merged[tally.model] = dataclasses.replace(tally)
+def merge_tallies(tallies: Iterable[Tally]) -> list[Tally]:
+    """One tally per (role, model): a runner may build a judge's client more than once, and totals span tasks."""
+    merged: dict[tuple[str, str], Tally] = {}
+    for tally in tallies:
+        into = merged.get((tally.role, tally.model))
+        if into is None:
+            merged[(tally.role, tally.model)] = dataclasses.replace(tally)
             continue
-        into = merged[tally.model]
         for key in ("calls", "cached", "repeats", "reasks", "prompt_tokens", "completion_tokens"):
             setattr(into, key, getattr(into, key) + getattr(tally, key))
         into.assumed_completion |= tally.assumed_completion
