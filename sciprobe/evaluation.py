@@ -297,19 +297,14 @@ def split_judges(request: EvaluationRequest) -> list[str]:
 
 def _check_priced(specs: Sequence[str]) -> None:
     """``--max-cost`` is only enforceable when litellm prices every model the run calls."""
-    from sciprobe.llm.backends import import_litellm
+    from sciprobe.llm.backends import unit_prices
     from sciprobe.llm.spec import ModelSpec
 
-    litellm = import_litellm()
     for text in specs:
         spec = ModelSpec.parse(text)
-        if spec.is_local:
-            continue
-        try:
-            litellm.cost_per_token(model=spec.name, prompt_tokens=1, completion_tokens=1)
-        except Exception:  # noqa: BLE001 - unmapped model
+        if not spec.is_local and unit_prices(spec.name) is None:
             raise SciprobeError(f"--max-cost cannot be enforced: litellm has no price for {spec.name}; "
-                                "use --max-calls instead") from None
+                                "use --max-calls instead")
 
 
 def _planned_calls(request: EvaluationRequest) -> int | None:

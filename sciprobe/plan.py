@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sciprobe.llm.backends import AdmitFn, Job, ResultCallback, import_litellm
+from sciprobe.llm.backends import AdmitFn, Job, ResultCallback, import_litellm, unit_prices
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.types import Completion
 
@@ -53,13 +53,11 @@ class Tally:
     def cost(self) -> float | None:
         if self.local or self.calls == 0:
             return 0.0
-        litellm = import_litellm()
-        try:
-            prompt, completion = litellm.cost_per_token(model=self.model, prompt_tokens=self.prompt_tokens,
-                                                        completion_tokens=self.completion_tokens)
-        except Exception:  # noqa: BLE001 - not in the price table: unknown, not free
+        # per-token prices, not the price of one call this size: the tokens are summed over many calls
+        prices = unit_prices(self.model)
+        if prices is None:  # not in the price table: unknown, not free
             return None
-        return float(prompt) + float(completion)
+        return self.prompt_tokens * prices[0] + self.completion_tokens * prices[1]
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "role": self.role, "calls": self.calls, "cached": self.cached,

@@ -84,6 +84,20 @@ def import_litellm() -> Any:
     return litellm
 
 
+def unit_prices(model: str) -> tuple[float, float] | None:
+    """USD per prompt token and per completion token from litellm's bundled price table (no network); None
+    when the model is not in it: unknown, never free. Probed with a small call so that long-context price
+    tiers (e.g. above 200k prompt tokens) do not apply."""
+    litellm = import_litellm()
+    probe = 1_000
+    try:
+        prompt, _ = litellm.cost_per_token(model=model, prompt_tokens=probe, completion_tokens=0)
+        _, completion = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=probe)
+    except Exception:  # noqa: BLE001 - litellm raises for unmapped models
+        return None
+    return float(prompt) / probe, float(completion) / probe
+
+
 def error_text(exc: BaseException) -> str:
     """``<ExceptionType>: first line of message`` — what a failed item records."""
     message = " ".join(str(exc).split())

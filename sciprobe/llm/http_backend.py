@@ -20,7 +20,7 @@ from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.backends import (APIConnectionError, Job, RemoteBackend, Timeout, _LoopState, http_status_error,
-                                   tool_calls_of)
+                                   tool_calls_of, unit_prices)
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion
 
@@ -37,17 +37,7 @@ class HttpBackend(RemoteBackend):
         self._headers = {"Content-Type": "application/json"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._prices = self._unit_prices()
-
-    def _unit_prices(self) -> tuple[float, float] | None:
-        """USD per prompt and per completion token from litellm's bundled table; None when unpriced."""
-        try:
-            prompt, _ = self._litellm.cost_per_token(model=self.spec.name, prompt_tokens=1_000_000, completion_tokens=0)
-            _, completion = self._litellm.cost_per_token(model=self.spec.name, prompt_tokens=0,
-                                                         completion_tokens=1_000_000)
-        except Exception:  # noqa: BLE001 - not in the table: cost unknown, never 0
-            return None
-        return float(prompt) / 1_000_000, float(completion) / 1_000_000
+        self._prices = unit_prices(spec.name)
 
     async def _send(self, job: Job, state: _LoopState) -> Any:
         import aiohttp
