@@ -16,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sciprobe import __version__
 from sciprobe.scoring.report import ScoreReport
@@ -130,12 +130,18 @@ class RunInfo:
     param_adjustments: list[str] = field(default_factory=list)
     ledger: dict[str, Any] = field(default_factory=dict)       # the run's calls/cost and caps (sciprobe.llm.ledger)
     incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run
-    start: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
+    # the clock that stamps the run (start, end); tests inject a fixed one so no output depends on today
+    clock: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc), repr=False)
+    start: dt.datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.start is None:
+            self.start = self.clock()
 
 
 def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
     """Write details for every task, then the results JSON that points at them; returns the JSON path."""
-    end = dt.datetime.now(dt.timezone.utc)
+    end = run.clock()
     stamp = run.start.strftime("%Y-%m-%dT%H-%M-%S.%f")
     slug = model_slug(run.model_id)
     detail_files = {}

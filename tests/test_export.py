@@ -43,7 +43,7 @@ def write_results(out: Path, *, revision: str | None = None, fingerprint: str = 
              TaskResult("idrbench:i2r:corrected", 0, {"corrected": i2r_corrected}, records, prov, "mrr",
                         default_mode="corrected")]
     return write_run(out, RunInfo("openai/gpt-4o-mini", {"temperature": 0.0}, judge_ids=["openai/gpt-4o"],
-                                  start=START), tasks)
+                                  clock=lambda: START), tasks)
 
 
 def test_model_index_round_trip(tmp_path):

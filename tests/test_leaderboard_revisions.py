@@ -36,7 +36,7 @@ def write_ipi_result(out: Path, macro_f1: float, *, revision: str | None = None,
     records = [{"id": f"i{k}", "response": "Your verdict: No", "prediction": "no", "gold": "no"} for k in range(16)]
     task = TaskResult("idrbench:ipi", 0, {"official": report}, records, provenance, "macro_f1")
     start = dt.datetime(2026, 11, 29, 12, 0, second, tzinfo=dt.UTC)
-    return write_run(out, RunInfo(model, {"temperature": 0.0}, start=start), [task])
+    return write_run(out, RunInfo(model, {"temperature": 0.0}, clock=lambda: start), [task])
 
 
 def columns():

@@ -6,7 +6,6 @@ import http.server
 import threading
 import io
 import json
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -17,10 +16,13 @@ from sciprobe.errors import SciprobeError
 from sciprobe.evaluation import EvaluationRequest, evaluate
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.ledger import Budget, RunLedger
+from sciprobe.llm import pacing
 from sciprobe.llm.pacing import Pacer
 from sciprobe.llm.stub_server import StubServer
 from sciprobe.llm.types import Completion, Request
 from sciprobe.plan import plan_run
+
+from clock_support import VirtualClock
 
 IDR_TASKS = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i2r"]
 
@@ -155,51 +157,66 @@ def test_ledger_caps_and_meter_line():
         Budget(max_calls=-1)
 
 
-def test_pacer_spaces_starts_and_pauses_the_deployment_on_429():
-    pacer = Pacer(rpm=600)  # one start every 100 ms
+class RecordingPacer(Pacer):
+    """A pacer on a virtual clock that records when each request was let start."""
 
-    async def starts(n: int) -> list[float]:
-        times = []
+    def __init__(self, clock: VirtualClock, **limits) -> None:
+        super().__init__(clock=clock.now, sleep=clock.sleep, **limits)
+        self.starts: list[float] = []
+
+    async def acquire(self, tokens: int = 0) -> None:
+        await super().acquire(tokens)
+        self.starts.append(self._clock())
+
+
+def test_pacer_spaces_starts_and_pauses_the_deployment_on_429():
+    clock = VirtualClock()
+    pacer = RecordingPacer(clock, rpm=600)  # one start every 100 ms
+
+    async def starts(n: int) -> None:
         for _ in range(n):
             await pacer.acquire()
-            times.append(time.monotonic())
-        return times
 
-    times = asyncio.run(starts(5))
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    asyncio.run(starts(5))
     # half an interval of tolerance (catching up a late start), then one start per interval
-    assert gaps[0] >= 0.045 and all(gap >= 0.095 for gap in gaps[1:]), gaps
-    pacer.on_rate_limited(0.3)
+    assert pacer.starts == pytest.approx([0.0, 0.05, 0.15, 0.25, 0.35])
+    pacer.on_rate_limited(0.3)  # at 0.35: every start waits until 0.65
     assert pacer.interval == pytest.approx(0.125)
-    began = time.monotonic()
     asyncio.run(starts(1))
-    assert time.monotonic() - began >= 0.29
+    assert pacer.starts[-1] == pytest.approx(0.65)
     for _ in range(50):
         pacer.on_success()
     assert pacer.interval == pytest.approx(0.1)
 
 
 def test_token_pacing_waits_for_the_token_budget():
-    pacer = Pacer(tpm=60_000)  # 1,000 tokens a second
+    clock = VirtualClock()
+    pacer = RecordingPacer(clock, tpm=60_000)  # 1,000 tokens a second
 
-    async def go() -> float:
-        began = time.monotonic()
-        await pacer.acquire(500)
-        await pacer.acquire(500)
-        await pacer.acquire(10)
-        return time.monotonic() - began
+    async def go() -> None:
+        for tokens in (500, 500, 10):
+            await pacer.acquire(tokens)
 
-    assert asyncio.run(go()) >= 0.45  # 1,010 tokens: one second's worth, less the half-second tolerance
+    asyncio.run(go())
+    # 1,010 tokens: one second's worth, less the half-second tolerance, before the third may start
+    assert pacer.starts == pytest.approx([0.0, 0.0, 0.5])
 
 
 def test_client_rpm_paces_real_requests(tmp_path):
+    clock = VirtualClock()
     with StubServer() as stub:
-        client = LLMClient(f"openai/paced,base_url={stub.base_url},api_key=x,concurrency=8,rpm=1200")
-        began = time.monotonic()
-        out = client.complete_many([Request.of([{"role": "user", "content": f"q{i}"}]) for i in range(11)])
-        elapsed = time.monotonic() - began
+        spec = f"openai/paced,base_url={stub.base_url},api_key=x,concurrency=8,rpm=1200"
+        pacer = RecordingPacer(clock, rpm=1200)
+        pacing._PACERS[("openai/paced", stub.base_url)] = pacer  # the deployment's pacer, on the virtual clock
+        try:
+            client = LLMClient(spec)
+            assert client._backend.pacer is pacer
+            out = client.complete_many([Request.of([{"role": "user", "content": f"q{i}"}]) for i in range(11)])
+        finally:
+            del pacing._PACERS[("openai/paced", stub.base_url)]
         assert all(c.ok for c in out) and stub.count == 11
-        assert elapsed >= 0.45  # ten intervals of 50 ms between eleven starts, less half an interval
+    # eleven starts 50 ms apart, the first late one catching up half an interval
+    assert pacer.starts == pytest.approx([0.0] + [0.025 + 0.05 * k for k in range(10)])
 
 
 def test_429_pauses_and_retries_then_succeeds():

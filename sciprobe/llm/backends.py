@@ -288,6 +288,7 @@ class RemoteBackend:
         self.provider = self._check_provider()
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
         self.pacer = pacer_for(spec.name, spec.base_url, spec.rpm, spec.tpm)
+        self.sleep = asyncio.sleep  # the retry backoff's wait (tests record it instead of waiting)
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def _check_provider(self) -> str:
@@ -394,7 +395,7 @@ class RemoteBackend:
                     delay = self.policy.delay(attempt, exc)
                     if self.policy.is_rate_limit(exc, litellm):
                         self.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
-                    await asyncio.sleep(delay)
+                    await self.sleep(delay)
                     continue
                 return self._failure(job, exc, attempt, started)
             completion = self._success(job, response, attempt, started)

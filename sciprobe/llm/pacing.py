@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 #: A 429 stretches the request interval by this factor (the configured rate was too high for the provider).
@@ -32,7 +33,11 @@ RECOVERY = 0.98
 
 
 class Pacer:
-    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
+    """``clock`` and ``sleep`` are injectable so the schedule can be checked without waiting for it."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         self.rpm = rpm
         self.tpm = tpm
         self._base_interval = 60.0 / rpm if rpm else 0.0
@@ -42,6 +47,8 @@ class Pacer:
         self._paused_until = 0.0     # a 429 holds every start until then
         self.pauses = 0              # 429s that paused the deployment
         self._lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     def _try_start(self, tokens: int) -> float:
         """Start now (returns 0) or say how long to wait before asking again.
@@ -51,7 +58,7 @@ class Pacer:
         start; more would burst.
         """
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             ready = max(self._paused_until, self._tat - TOLERANCE * self.interval)
             if self.tpm:
                 ready = max(ready, self._token_tat - TOLERANCE)
@@ -66,7 +73,7 @@ class Pacer:
         if not (self.interval or self.tpm or self._paused_until):
             return
         while (wait := self._try_start(tokens)) > 0:
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
 
     def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
         """Correct the token schedule once the provider reported the request's real usage."""
@@ -83,7 +90,7 @@ class Pacer:
         """A 429: hold every start of this deployment for ``pause_s`` and slow the schedule down."""
         with self._lock:
             self.pauses += 1
-            self._paused_until = max(self._paused_until, time.monotonic() + pause_s)
+            self._paused_until = max(self._paused_until, self._clock() + pause_s)
             if self._base_interval:
                 self.interval = min(self.interval * SLOWDOWN, self._base_interval * 8)
 
