@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sciprobe.llm.client import LLMClient  # noqa: E402
 from sciprobe.llm.stub_server import StubServer  # noqa: E402
-from sciprobe.runners.i2r import run_i2r  # noqa: E402
+from sciprobe.benchmarks.idrbench.i2r import run_i2r  # noqa: E402
 
 TARGET = 8.0
 

@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     env.add_argument("--dry-run", action="store_true", help="print what would be installed")
 
     from sciprobe.benchmarks.prescience import cli as prescience_cli
-    from sciprobe.runners import lacer_lattice
+    from sciprobe.benchmarks.prescience import lacer_lattice
 
     lacer = sub.add_parser("lacer", help="LACER judge tools (PreScience)")
     lacer_sub = lacer.add_subparsers(dest="lacer_command", required=True, metavar="ACTION")
@@ -302,7 +302,7 @@ def _cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _cmd_lacer(args: argparse.Namespace) -> int:
-    from sciprobe.runners import lacer_lattice
+    from sciprobe.benchmarks.prescience import lacer_lattice
 
     return lacer_lattice.cmd(args)
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Protocol, Required, Sequence, TypedDict
+
+if TYPE_CHECKING:
+    from sciprobe.results import TaskResult
+    from sciprobe.task_runner import RunContext
 
 Row = Mapping[str, Any]
 Messages = list[dict[str, str]]
@@ -30,9 +34,78 @@ class Parsed:
     def ok(self) -> bool:
         return self.value is not None
 
+    @property
+    def official(self) -> Any:
+        """What the benchmark's official (upstream) parser read, or None (kept in ``extra`` so details files hold
+        every parser output in one column)."""
+        return self.extra.get("official")
+
+
+class ItemRecord(TypedDict, total=False):
+    """One scored item, as runners write it and ``TaskSpec.score(records, mode)`` reads it (and the details file
+    keeps it). Runners add their own keys beside these; a task's ``record_fields`` adds row fields its scorer
+    needs (e.g. a paper id that official scoring excludes)."""
+
+    id: Required[str]
+    gold: Any                 # what the item is scored against
+    prediction: Any           # the tolerant parse (None: nothing parsed)
+    official: Any             # the official parse (None: nothing parsed)
+    parse_path: str           # which parser matched: official, tolerant:<rule>, failed..., error (no answer)
+    parsed_extra: str         # everything else the parser reported, as JSON
+    response: str | None      # the raw answer
+    error: str | None         # why the call got no answer (None: it did)
+
 
 class SourceReader(Protocol):
-    def __call__(self, source: Path, config: str, options: Mapping[str, Any]) -> Iterator[dict[str, Any]]: ...
+    """Reads a benchmark's release files: yields ``(split, rows)`` pairs for one config, where ``rows`` is a list
+    of row dicts or, for a streaming reader, an iterator of them."""
+
+    def __call__(self, source: Path, config: str,
+                 options: Mapping[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]] | Iterator[dict[str, Any]]]]:
+        ...
+
+
+class Runner:
+    """How a task is run. A task is handed its runner object (as an inspect_evals ``Task`` is handed its solver);
+    the runner lives in the folder of the benchmark that owns it and calls shared machinery (the LLM client, the
+    Swiss tournament, the sandbox). ``None`` on a :class:`TaskSpec` means the generic one-call-per-item runner
+    (:class:`sciprobe.runners.single_call.SingleCall`).
+
+    Besides :meth:`run`, a runner says whether a predictions file can stand in for the model (``replay_refusal``),
+    what a predictions line holds (``prediction_fields``), how to score such a file without any model call
+    (:meth:`records_from_predictions`), and what a ``--dry-run`` plan should add (:meth:`plan_notes`).
+    """
+
+    #: a stable name, recorded in provenance and messages
+    name: ClassVar[str] = "runner"
+    #: what ``sciprobe tasks`` shows: "single call", "judged", "tournament", "tool agent", "sandbox"
+    kind: ClassVar[str] = "single call"
+    #: "no", "optional" or "required": whether the task needs ``--judge``
+    judge: ClassVar[str] = "no"
+    #: why a predictions file cannot stand in for the model (None: it can be replayed)
+    replay_refusal: ClassVar[str | None] = None
+    #: True when :meth:`records_from_predictions` scores a predictions file with no model or judge call (the
+    #: leaderboard then scores submissions inline); False: the file is replayed through :meth:`run`
+    reads_predictions: ClassVar[bool] = False
+
+    def run(self, ctx: RunContext) -> list[TaskResult]:
+        raise NotImplementedError
+
+    def prediction_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        """The fields a predictions-file line may carry besides ``id`` (and ``task``): the raw answer by default."""
+        return ("response",)
+
+    def records_from_predictions(self, task: TaskSpec, rows: Sequence[Row],
+                                 predictions: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Per-item records from a predictions file (runners with ``reads_predictions``)."""
+        raise NotImplementedError(f"runner {self.name} scores predictions by replaying them through run()")
+
+    def plan_notes(self, task: TaskSpec) -> list[str]:
+        """What a ``--dry-run`` plan cannot count exactly for this runner."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"<runner {self.name}>"
 
 
 @dataclass(frozen=True)
@@ -44,12 +117,14 @@ class ConfigSpec:
     description: str
     features: Callable[[], Any]
     splits: tuple[str, ...] = ("test",)
+    id_field: str = "id"  # the column that identifies an item (predictions files and submissions key on it)
 
 
 @dataclass(frozen=True)
 class TaskSpec:
     """One scored task. Single-call tasks give ``build_messages`` + ``parse`` and are run by the generic
-    runner and by lighteval; multi-call tasks (tournaments, agents) name a ``runner``.
+    runner and by lighteval; multi-call tasks (tournaments, agents, judges, code execution) are handed a
+    :class:`Runner`.
 
     ``score(records, mode)`` takes per-item records (gold, parsed prediction, row) and returns a
     :class:`sciprobe.scoring.ScoreReport`.
@@ -63,7 +138,7 @@ class TaskSpec:
     build_messages: Callable[[Row, Sequence[Row]], Messages] | None = None
     parse: Callable[[str], Parsed] | None = None
     gold: Callable[[Row], Any] | None = None
-    runner: str | None = None
+    runner: Runner | None = None
     num_fewshot: int = 0
     fewshot_split: str | None = None
     generation: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +149,10 @@ class TaskSpec:
     # (score key, higher is better) pairs the lighteval card reports for every mode; empty = the
     # classification set (macro_f1, positive_f1, tpr, tnr) plus the official parse-failure rate.
     corpus_metrics: tuple[tuple[str, bool], ...] = ()
+    # row fields copied into every record (right after ``id``) for the scorer, e.g. a paper id to exclude
+    record_fields: tuple[str, ...] = ()
+    # labels a predictions file may give instead of raw text (``{"id", "prediction": label}``); empty = raw text only
+    prediction_labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

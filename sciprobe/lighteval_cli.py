@@ -28,7 +28,7 @@ def _custom_tasks_only() -> None:
 def _ensure_sample_data(argv: Sequence[str]) -> None:
     """Build the bundled sample for every sciprobe task card named on the command line without data."""
     from sciprobe.benchmarks import benchmark_names, get_benchmark
-    from sciprobe.evaluation import sample_dataset_dir
+    from sciprobe.task_data import sample_dataset_dir
 
     text = " ".join(argv)
     for name in benchmark_names():

@@ -186,10 +186,10 @@ class RunPlan:
 
 
 def plan_run(request: Any) -> RunPlan:
-    """Plan every task of an :class:`~sciprobe.evaluation.EvaluationRequest` without calling any model."""
+    """Plan every task of an :class:`~sciprobe.task_runner.EvaluationRequest` without calling any model."""
     from sciprobe.benchmarks import resolve_task
-    from sciprobe.evaluation import run_task
     from sciprobe.llm.cache import ResponseCache, default_cache_path
+    from sciprobe.task_runner import run_task, runner_of
 
     for ref in request.tasks:
         resolve_task(ref)
@@ -216,8 +216,7 @@ def plan_run(request: Any) -> RunPlan:
         if any(t.reasks for t in tallies):
             notes.append("reasks: identical requests a runner repeats when an answer does not parse "
                          "(an upper bound; a real run usually needs few)")
-        if task.runner == "swiss":
-            notes.append("I2R: late tournament rounds can pair fewer players than planned")
+        notes.extend(runner_of(task).plan_notes(task))
         plans.append(TaskPlan(ref, items, int(cutoff.get("n_items_before", items)), cutoff, tallies, notes))
     return RunPlan(plans)
 

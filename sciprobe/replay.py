@@ -6,7 +6,7 @@ code execution, agent loops) can score a leaderboard submission or ``sciprobe sc
 
 The client has the part of :class:`sciprobe.llm.client.LLMClient` the runners use for the evaluated model:
 ``model_id``, ``complete_many(requests, desc=None)`` / ``acomplete_many``, ``stats``, ``param_adjustments`` and the
-``cache`` / ``ledger`` attributes that :meth:`sciprobe.evaluation.RunContext.judge_client` hands on to the judges.
+``cache`` / ``ledger`` attributes that :meth:`sciprobe.task_runner.RunContext.judge_client` hands on to the judges.
 It has no ``spec``: runners that look at the model spec (``getattr(client, "spec", None)``) see a remote model.
 
 Rules, per request (keyed by :attr:`sciprobe.llm.types.Request.item_id`, the item's id):

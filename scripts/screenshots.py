@@ -67,7 +67,7 @@ def judge_reply(body: dict) -> str:
 
 def _lattice_file(path: Path) -> Path:
     """An offline LACER judge prompt (two lattices of ten scored exemplars), as the judged tests use."""
-    from sciprobe.runners import lacer
+    from sciprobe.benchmarks.prescience import lacer
 
     lattices = [lacer.toy_lattice(topic) for topic in ("matching", "coloring")]
     return lacer.write_lattices(path, lattices, {"note": "synthetic lattice for the screenshot demo"})
@@ -119,7 +119,7 @@ def populate(service, work: Path) -> None:
     from sciprobe.leaderboard.queue import Worker, data_for, process_pending
     from sciprobe.leaderboard.validation import task_target
     from sciprobe.llm.stub_server import StubServer
-    from sciprobe.runners import lacer
+    from sciprobe.benchmarks.prescience import lacer
     from sciprobe.scoring_cli import row_item_id
 
     os.environ[lacer.TEMPLATE_ENV] = str(_lattice_file(work / "lacer-lattice.json"))

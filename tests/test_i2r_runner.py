@@ -8,7 +8,7 @@ import pytest
 from sciprobe.benchmarks import get_benchmark
 from sciprobe.build import build_benchmark
 from sciprobe.llm.types import Completion
-from sciprobe.runners.i2r import run_i2r
+from sciprobe.benchmarks.idrbench.i2r import run_i2r
 from sciprobe.runners.swiss import play
 
 IDR = get_benchmark("idrbench")

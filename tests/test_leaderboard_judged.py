@@ -28,7 +28,7 @@ from sciprobe.leaderboard.validation import (
     validate_submission,
 )
 from sciprobe.llm.stub_server import StubServer
-from sciprobe.runners import lacer as lr
+from sciprobe.benchmarks.prescience import lacer as lr
 
 PRESCIENCE = "prescience:contribution_generation"
 IDEA = "sgibench:idea_generation"
@@ -214,7 +214,7 @@ def test_bad_judge_credentials_or_spec_never_fail_a_submission(tmp_path):
 
 def test_a_multi_turn_runner_fails_the_request_with_a_clear_message(tmp_path, monkeypatch):
     """A runner that asks the model a second time per item (an agent loop) cannot be replayed: FAILED, not stuck."""
-    from sciprobe import evaluation
+    from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
     from sciprobe.llm.types import Request
 
     def two_turns(ctx):
@@ -224,7 +224,7 @@ def test_a_multi_turn_runner_fails_the_request_with_a_clear_message(tmp_path, mo
         ctx.client.complete_many([Request.of([{"role": "user", "content": "round 2"}], item_id=item)])
         raise AssertionError("unreachable")
 
-    monkeypatch.setitem(evaluation.RUNNERS, "prescience_contribution", two_turns)
+    monkeypatch.setattr(CONTRIBUTION, "run", two_turns)  # the task's runner object, patched for this test
     store = SQLiteStore(tmp_path / "store")
     request = submit_prescience(store, tmp_path, "org/agent", tag=" mt")
     (done,) = process_pending(store, worker=Worker.create("openai/unused,base_url=http://127.0.0.1:9/v1,api_key=x",

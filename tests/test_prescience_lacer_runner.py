@@ -17,8 +17,8 @@ from sciprobe.errors import SciprobeError
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.stub_server import StubServer
-from sciprobe.runners import lacer as lr
-from sciprobe.runners import lacer_lattice as ll
+from sciprobe.benchmarks.prescience import lacer as lr
+from sciprobe.benchmarks.prescience import lacer_lattice as ll
 from sciprobe.scoring.lacer import PLACEHOLDERS, LacerTemplate, average_judges
 from sciprobe.scoring.lacer_validation import (
     inter_annotator_agreement,

@@ -120,7 +120,7 @@ def test_lacer_metric_in_the_card_when_a_judge_is_named(built: Path, tmp_path: P
     import datasets
     from lighteval.models.model_output import ModelResponse
 
-    from sciprobe.runners import lacer as lr
+    from sciprobe.benchmarks.prescience import lacer as lr
 
     ref = {"title": "Sparse gradient matching", "abstract": "A faster gradient method for matching."}
     gens = [{"score": s, "title": f"Step {s}", "abstract": f"Idea {s}."} for s in range(1, 10)] + [{"score": 10, **ref}]

@@ -40,7 +40,8 @@ def test_registry_and_declaration() -> None:
     assert tuple(SGI.configs) == CONFIGS and tuple(SGI.tasks) == CONFIGS
     bench, task = resolve_task("sgibench:wet_experiment")
     assert bench is SGI and task.modes == ("official", "paper") and task.headline == "final"
-    assert SGI.tasks["dry_experiment"].runner == "sandbox" and SGI.tasks["idea_generation"].runner == "idea_panel"
+    assert SGI.tasks["dry_experiment"].runner.name == "sandbox"
+    assert SGI.tasks["idea_generation"].runner.name == "idea_panel"
 
 
 def test_build_and_load_every_config(built: Path) -> None:

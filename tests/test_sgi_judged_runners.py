@@ -1,4 +1,4 @@
-"""The judged SGI-Bench metrics wired into ``sciprobe evaluate`` (sciprobe.runners.sgi_judged): deep research
+"""The judged SGI-Bench metrics wired into ``sciprobe evaluate`` (sciprobe.benchmarks.sgibench.judged_runners): deep research
 step-level accuracy + answer parser, experimental reasoning with images as content parts + the
 reasoning-validity judge, text-only models (images_dropped), the cache key over images, and the
 ``sciprobe sgibench`` CLI (spec sgibench.md §3.1, §3.5, §3.6, §4.2, §4.3, §4.6, §8)."""
@@ -219,7 +219,7 @@ def test_text_only_models_get_placeholders_and_images_dropped(sgi_data: Path, tm
 def test_image_policy_and_flattening() -> None:
     from sciprobe.errors import SciprobeError
     from sciprobe.llm.client import LLMClient
-    from sciprobe.runners.sgi_judged import flatten_for_text_model, image_policy
+    from sciprobe.benchmarks.sgibench.judged_runners import flatten_for_text_model, image_policy
 
     local = LLMClient("local/smollm2")  # building the client loads nothing
     remote = LLMClient("openai/x,base_url=http://127.0.0.1:9,api_key=k")
@@ -235,7 +235,7 @@ def test_image_policy_and_flattening() -> None:
 
 
 def test_missing_and_unreadable_images_are_counted_not_fatal(sgi_data: Path) -> None:
-    from sciprobe.runners.sgi_judged import reasoning_request
+    from sciprobe.benchmarks.sgibench.judged_runners import reasoning_request
 
     row = {**_rows(sgi_data)[0]}
     row["images"] = [row["images"][0], None, {"bytes": b"not an image", "path": None}]
@@ -260,7 +260,7 @@ def test_jpeg_bytes_become_a_true_png_data_url() -> None:
 def test_cache_key_covers_images(sgi_data: Path) -> None:
     from sciprobe.llm.cache import request_key
     from sciprobe.llm.types import Request
-    from sciprobe.runners.sgi_judged import reasoning_request
+    from sciprobe.benchmarks.sgibench.judged_runners import reasoning_request
 
     row = _rows(sgi_data)[0]
     other = {**row, "images": [row["images"][1], row["images"][0]]}  # same images, other order
@@ -323,7 +323,7 @@ def test_score_overall_reads_results_files(sgi_data: Path, tmp_path: Path, capsy
 
 
 def test_a_text_only_judge_gets_placeholders_too(sgi_data: Path, tmp_path: Path, monkeypatch) -> None:
-    from sciprobe.runners import sgi_judged
+    from sciprobe.benchmarks.sgibench import judged_runners as sgi_judged
 
     monkeypatch.setattr(sgi_judged, "is_text_only", lambda client: client.model_id == "openai/txtjudge")
     seen = []

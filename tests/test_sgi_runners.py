@@ -1,6 +1,6 @@
 """SGI-Bench multi-call runners end to end over real HTTP (loopback stub) on the synthetic fixture:
-dry experiments in the real sandbox (sciprobe.runners.sgi_dry) and the idea judge panel
-(sciprobe.runners.sgi_idea), wired into ``sciprobe evaluate`` (spec sgibench.md §3.2, §3.3, §4.4, §4.5, §8)."""
+dry experiments in the real sandbox (sciprobe.benchmarks.sgibench.dry_runner) and the idea judge panel
+(sciprobe.benchmarks.sgibench.idea_runner), wired into ``sciprobe evaluate`` (spec sgibench.md §3.2, §3.3, §4.4, §4.5, §8)."""
 
 from __future__ import annotations
 
@@ -90,12 +90,14 @@ def test_single_call_sgi_tasks_end_to_end(sgi_data: Path, tmp_path: Path) -> Non
     assert _details(out, "sgibench:deep_research")[0]["id"] == "SGI_DeepResearch_0000"
 
 
-def test_runner_names_dispatch_through_one_table() -> None:
-    from sciprobe.evaluation import RUNNERS
+def test_every_task_is_handed_a_runner_object() -> None:
+    from sciprobe.declaration import Runner
+    from sciprobe.task_runner import runner_of
 
-    for task in SGI.tasks.values():
-        assert task.runner in RUNNERS
-    assert {None, "swiss", "sandbox", "idea_panel"} <= set(RUNNERS)
+    kinds = {name: runner_of(task).kind for name, task in SGI.tasks.items()}
+    assert all(isinstance(runner_of(task), Runner) for task in SGI.tasks.values())
+    assert kinds == {"deep_research": "judged", "idea_generation": "judged", "dry_experiment": "sandbox",
+                     "wet_experiment": "single call", "experimental_reasoning": "judged"}
 
 
 def test_score_file_refuses_runner_tasks(sgi_data: Path, tmp_path: Path) -> None:
@@ -147,7 +149,7 @@ def _rows(sgi_data: Path, n: int) -> list[dict]:
 def test_dry_fork_bomb_and_infinite_loop_are_contained(sgi_data: Path) -> None:
     from sciprobe.benchmarks.sgibench import prompts, score_dry
     from sciprobe.llm.client import LLMClient
-    from sciprobe.runners.sgi_dry import run_sgi_dry
+    from sciprobe.benchmarks.sgibench.dry_runner import run_sgi_dry
 
     answers = {0: FORK_BOMB, 1: INFINITE_LOOP, 2: CORRECT}
     with StubServer(reply=lambda body: answers[int(re.search(r"\[item (\d)\]", _content(body))[1])]) as stub:
@@ -284,7 +286,7 @@ def test_idea_panel_judge_garbage_is_retried_then_recorded(sgi_data: Path, tmp_p
 def test_dry_failed_model_call_is_a_counted_failure(sgi_data: Path) -> None:
     from sciprobe.benchmarks.sgibench import prompts, score_dry
     from sciprobe.llm.client import LLMClient
-    from sciprobe.runners.sgi_dry import run_sgi_dry
+    from sciprobe.benchmarks.sgibench.dry_runner import run_sgi_dry
 
     def status(body: dict, index: int):
         return 400 if "[item 1]" in _content(body) else None

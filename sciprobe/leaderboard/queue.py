@@ -42,9 +42,6 @@ from sciprobe.leaderboard.records import (
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import ValidatedSubmission, sanitize_text
 
-#: runners whose scoring needs no model call, so the Space scores them inline.
-INLINE_RUNNERS = (None, "swiss")
-
 DataFor = Callable[[str], str]
 
 
@@ -59,7 +56,7 @@ def data_for(benchmark_name: str) -> str:
         if sep and name.strip() == benchmark_name and location.strip():
             return location.strip()
     from sciprobe.benchmarks import get_benchmark
-    from sciprobe.evaluation import sample_dataset_dir
+    from sciprobe.task_data import sample_dataset_dir
 
     return str(sample_dataset_dir(get_benchmark(benchmark_name)))
 
@@ -67,7 +64,9 @@ def data_for(benchmark_name: str) -> str:
 def scored_inline(task_ref: str) -> bool:
     from sciprobe.benchmarks import resolve_task
 
-    return resolve_task(task_ref)[1].runner in INLINE_RUNNERS
+    from sciprobe.task_runner import runner_of
+
+    return runner_of(resolve_task(task_ref)[1]).reads_predictions
 
 
 def knowledge_cutoff(model_name: str, claimed: str | None) -> str | None:
@@ -110,9 +109,9 @@ class Worker:
         for spec in split_specs(judge):  # a typo in --judge fails the worker at start, never a submission
             ModelSpec.parse(spec)
         if max_cost is not None and split_specs(judge):
-            from sciprobe.evaluation import _check_priced
+            from sciprobe.evaluation import check_priced
 
-            _check_priced(split_specs(judge))
+            check_priced(split_specs(judge))
         cache = None
         if use_cache:
             from sciprobe.llm.cache import ResponseCache, default_cache_path
@@ -284,5 +283,5 @@ def run_worker(store: LeaderboardStore, *, poll_seconds: float = 30.0, data: Dat
     return processed
 
 
-__all__ = ["INLINE_RUNNERS", "Worker", "data_for", "process_pending", "process_request", "run_worker",
+__all__ = ["Worker", "data_for", "process_pending", "process_request", "run_worker",
            "scored_inline", "submit"]

@@ -150,19 +150,21 @@ class TaskTarget:
 @functools.lru_cache(maxsize=64)
 def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget:
     from sciprobe.benchmarks import resolve_task
-    from sciprobe.evaluation import load_task_data
-    from sciprobe.scoring_cli import row_item_id  # "id", else "corpus_id" (PreScience)
+    from sciprobe.scoring_cli import row_item_id
+    from sciprobe.task_data import load_task_data
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data)
-    kind = "ranking" if task.runner == "swiss" else "single"
+    from sciprobe.task_runner import runner_of
+
+    kind = "ranking" if "ranking" in runner_of(task).prediction_fields(task) else "single"
     candidates = {}
     if kind == "ranking":
         candidates = {str(r["id"]): frozenset([t["title"] for t in r["targets"]] + [d["title"] for d in r["distractors"]])
                       for r in loaded.rows}
     dates = sorted(str(r["date"]) for r in loaded.rows if r.get("date"))
-    return TaskTarget(ref, benchmark.name, benchmark.version, kind, task.metric == "idr_classification",
-                      tuple(row_item_id(r) for r in loaded.rows), candidates, loaded.fingerprint,
+    return TaskTarget(ref, benchmark.name, benchmark.version, kind, bool(task.prediction_labels),
+                      tuple(row_item_id(benchmark, task, r) for r in loaded.rows), candidates, loaded.fingerprint,
                       dates[0] if dates else None, loaded.cutoff.get("cutoff"))
 
 

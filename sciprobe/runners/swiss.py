@@ -11,7 +11,7 @@
 
 Pairings are fixed at the start of a round, so all comparisons of a round can be asked at once; the
 number of calls equals upstream's. :class:`SwissTournament` is a pure state machine; the driver in
-:mod:`sciprobe.runners.i2r` asks the model.
+:mod:`sciprobe.benchmarks.idrbench.i2r` asks the model.
 """
 
 from __future__ import annotations

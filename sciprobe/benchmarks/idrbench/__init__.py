@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.idrbench import parsing, prompts
+from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.source import read_source
 from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
 
@@ -131,7 +132,8 @@ def _classification_task(name: str, config: str, shots: int, build, parse, headl
         name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
         metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
-        generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1")
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
+        record_fields=("pa_id",), prediction_labels=("yes", "no"))
 
 
 TASKS = {
@@ -149,7 +151,7 @@ TASKS = {
                                           "IDR idea integration, Set 2 awareness (Macro-F1)"),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
-        metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner="swiss",
+        metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr"),
 }
 

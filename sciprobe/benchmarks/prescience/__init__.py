@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.source import read_source
 from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
 
@@ -197,7 +198,7 @@ TASKS = {
                     "(judge via --judge, template via SCIPROBE_LACER_TEMPLATE or the official one), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
         metric="contribution_generation", score=_score_contribution, build_messages=_contribution_messages,
-        parse=_parse_contribution, gold=_contribution_gold, runner="prescience_contribution",
+        parse=_parse_contribution, gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
         generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL", extra_columns=("lacer",),
@@ -292,27 +293,29 @@ BENCHMARK = Benchmark(
     homepage="https://huggingface.co/datasets/allenai/prescience",
     configs={
         "papers": CorpusConfigSpec("papers", "The corpus: one paper per row (targets + companions); splits are the "
-                                   "two overlapping corpora", paper_features, ("train", "test")),
+                                   "two overlapping corpora", paper_features, ("train", "test"), "corpus_id"),
         "author_publications": CorpusConfigSpec("author_publications", "Author id -> corpus ids (merged over "
                                                 "splits, all dates: truncate by date)", author_publication_features,
-                                                ("full",)),
+                                                ("full",), "author_id"),
         "author_disambiguation": CorpusConfigSpec("author_disambiguation", "S2AND cluster id -> original S2 author "
-                                                  "ids", author_disambiguation_features, ("full",)),
+                                                  "ids", author_disambiguation_features, ("full",), "author_id"),
         "contribution_generation": ConfigSpec("contribution_generation", "T1: target id, date, references "
                                               "(id, title, abstract), gold title + abstract", contribution_features,
-                                              ("train", "test", "test_sample_5000", "test_sample_500")),
+                                              ("train", "test", "test_sample_5000", "test_sample_500"), "corpus_id"),
         "collaborator_prediction": ConfigSpec("collaborator_prediction", "T2: target id, date, seed author, gold "
-                                              "co-authors", collaborator_features, ("train", "test", "dev_1000")),
+                                              "co-authors", collaborator_features, ("train", "test", "dev_1000"),
+                                              "corpus_id"),
         "prior_work_selection": ConfigSpec("prior_work_selection", "T3: target id, date, authors, gold key "
-                                           "references", prior_work_features, ("train", "test", "dev_1000")),
+                                           "references", prior_work_features, ("train", "test", "dev_1000"),
+                                           "corpus_id"),
         "citation_prediction": ConfigSpec("citation_prediction", "T4: target id, date, 12-month citations",
-                                          citation_features, ("train", "test")),
+                                          citation_features, ("train", "test"), "corpus_id"),
         "future_combination": ConfigSpec("future_combination", "T5: cohort target id, date, gold co-cited ids "
-                                         "and counts", future_combination_features, ("test",)),
+                                         "and counts", future_combination_features, ("test",), "corpus_id"),
         "topic_trends": ConfigSpec("topic_trends", "T6: one topic per row, history/forecast counts and shares",
-                                   topic_features, ("test",)),
+                                   topic_features, ("test",), "topic"),
         "topic_pair_trends": ConfigSpec("topic_pair_trends", "T7: one topic pair per row (a||b)",
-                                        topic_pair_features, ("test",)),
+                                        topic_pair_features, ("test",), "topic"),
     },
     tasks=TASKS,
     read_source=read_source,

@@ -74,8 +74,8 @@ def _lacer(args: argparse.Namespace) -> Any:
     """LACER of a T1 prediction file: every instance judged (a missing prediction as an empty generation)."""
     from sciprobe.benchmarks.prescience.contribution import JUDGE_SEPARATOR
     from sciprobe.benchmarks.prescience.evaluation import TaskData, read_predictions
-    from sciprobe.evaluation import make_client
-    from sciprobe.runners.lacer import judge_pairs, load_template
+    from sciprobe.task_runner import make_client
+    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
     template = load_template(args.lacer_template)
     data = TaskData(_source(args.source), "contribution_generation")

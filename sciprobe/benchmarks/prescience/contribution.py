@@ -13,7 +13,7 @@ same answer).
 Runner ``prescience_contribution`` (``sciprobe evaluate prescience:contribution_generation --model SPEC --judge
 SPEC``): one generation call per target, then one LACER judge call per generation and judge (several judges:
 ``--judge "SPEC1;SPEC2"``), everything through the cached client. The judge prompt comes from
-:func:`sciprobe.runners.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official template).
+:func:`sciprobe.benchmarks.prescience.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official template).
 Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore do not depend on the mode):
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
 bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Parsed
+from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
 from sciprobe.scoring.report import ScoreReport
@@ -38,6 +38,8 @@ __all__ = [
     "contribution_gold",
     "contribution_messages",
     "parse_contribution",
+    "CONTRIBUTION",
+    "ContributionRunner",
     "run_contribution_task",
     "score_records",
 ]
@@ -173,11 +175,11 @@ def _judge_specs(judge: str | None) -> list[str]:
 
 
 def run_contribution_task(ctx: Any) -> list[Any]:
-    """The ``prescience_contribution`` runner (``sciprobe.evaluation.RUNNERS``); ``ctx`` is its ``RunContext``.
+    """What :class:`ContributionRunner` runs; ``ctx`` is its ``RunContext``.
     Judges: ``per_task[ref]["judges"]`` (a list of specs) or ``--judge`` (``;``-separated)."""
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.results import TaskResult
-    from sciprobe.runners.lacer import judge_pairs, load_template
+    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
     task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
     specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))
@@ -212,3 +214,17 @@ def run_contribution_task(ctx: Any) -> list[Any]:
                   "n_calls": len(requests) + len(ids) * len(judges),
                   "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}
     return [TaskResult(ref, 0, scores, records, provenance, "lacer", default_mode=modes[0])]
+
+
+class ContributionRunner(Runner):
+    """T1: one generation per target, then one LACER judge call per generation and judge (``--judge``)."""
+
+    name = "prescience_contribution"
+    kind = "judged"
+    judge = "required"
+
+    def run(self, ctx: Any) -> list[Any]:
+        return run_contribution_task(ctx)
+
+
+CONTRIBUTION = ContributionRunner()

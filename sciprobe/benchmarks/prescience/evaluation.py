@@ -76,7 +76,7 @@ class TaskData:
         self.key = "topic" if task.startswith("topic") else "corpus_id"
         self.forecast_end = pair_forecast_end if task == "topic_pair_trends" else TEST_WINDOW[1]
         if task == "contribution_generation":
-            # ROUGE-L here (LACER: sciprobe.runners.lacer with a judge); inputs: the references' texts
+            # ROUGE-L here (LACER: sciprobe.benchmarks.prescience.lacer with a judge); inputs: the references' texts
             self.instances = list(contribution_rows(self.source, "test", {}))
         elif task == "collaborator_prediction":
             self.instances = inst.collaborator_instances(self.index, "test")

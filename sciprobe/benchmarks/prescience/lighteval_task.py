@@ -80,7 +80,7 @@ class LacerJudge(SampleLevelComputation):
         from sciprobe.benchmarks.prescience.contribution import _judge_specs
         from sciprobe.llm.cache import ResponseCache, default_cache_path
         from sciprobe.llm.client import LLMClient
-        from sciprobe.runners.lacer import judge_pairs, load_template
+        from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
         template = load_template(self.template)
         clients = [LLMClient(spec, cache=ResponseCache(default_cache_path())) for spec in _judge_specs(self.judges)]

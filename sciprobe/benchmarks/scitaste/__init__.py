@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.scitaste import parsing, prompts
+from sciprobe.benchmarks.scitaste.agent import AGENT
 from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, read_source
 from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -139,11 +140,11 @@ TASKS = {
         metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
         parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
         headline="scheme2_score", corpus_metrics=CORPUS_METRICS),
-    # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (runner "scitaste_agent");
+    # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
         name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
-        parse=parsing.parse_answer, gold=gold, runner="scitaste_agent", generation=dict(GENERATION),
+        parse=parsing.parse_answer, gold=gold, runner=AGENT, generation=dict(GENERATION),
         modes=("paper", "strict"), headline="scheme2_score", corpus_metrics=CORPUS_METRICS)
        for name, description in (
            ("dimagent_v3", "two-round DimAgent-v3: call the nine bibliometric tools (snapshot or live ADS/OpenAlex), "

@@ -1,5 +1,5 @@
 """SciTaste-Bench tool and search modes: the DimAgent-v3 two-round loop and native web search
-(spec ``scitaste.md`` §2.3–§2.6, §6.11, §6.19). Runner ``scitaste_agent`` in :data:`sciprobe.evaluation.RUNNERS`.
+(spec ``scitaste.md`` §2.3–§2.6, §6.11, §6.19). The tasks' runner is :data:`AGENT` (:class:`AgentRunner`).
 
 ``dimagent_v3`` — round 1: the model gets the reviewer prompt and the nine bibliometric tools
 (:mod:`~sciprobe.benchmarks.scitaste.tools`) and is asked to call all of them for the paper's identifier; the
@@ -59,7 +59,7 @@ from sciprobe.benchmarks.scitaste.tools import (
     make_backend,
     tool_schemas,
 )
-from sciprobe.declaration import Parsed
+from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Completion, Request, canonical_json, sha256_hex
 
@@ -300,7 +300,7 @@ class _PlannedTools:
         return {"backend": self.name}
 
 
-# ---------------------------------------------------------------- runner entry (sciprobe.evaluation.RUNNERS)
+# ---------------------------------------------------------------- the runner
 
 def _option(options: Mapping[str, Any], key: str, env: str, default: Any) -> Any:
     value = options.get(key)
@@ -383,3 +383,18 @@ def run_agent_task(ctx: Any) -> list[Any]:
     if dry_run and tools:
         extra["plan_notes"] = [f"{name}: two rounds per paper assumed (all nine tools called, placeholder results)"]
     return [ctx.result(records, phash, n_calls, **extra)]
+
+
+class AgentRunner(Runner):
+    """The tool and search modes (DimAgent-v3 loop, native web search); a mode the model cannot run is skipped
+    with a message (no result)."""
+
+    name = "scitaste_agent"
+    kind = "tool agent"
+    replay_refusal = "runs a tool-using agent loop (several model turns per item)"
+
+    def run(self, ctx: Any) -> list[Any]:
+        return run_agent_task(ctx)
+
+
+AGENT = AgentRunner()

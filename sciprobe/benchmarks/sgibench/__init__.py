@@ -18,6 +18,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sciprobe.benchmarks.sgibench import prompts
+from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
+from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
+from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.source import read_source
 from sciprobe.declaration import Benchmark, ConfigSpec, Parsed, TaskSpec
 
@@ -189,8 +192,8 @@ def score_idea(records: Sequence[Mapping[str, Any]], mode: str = "official") -> 
 def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry ``runs`` (the sandbox runner's five results, or None), ``runs_paper`` (the paper-mode
     program's runs when it differs), ``gold`` (reference outputs) and the stored output-equivalence judge
-    replies (replayed, never re-asked; see ``sciprobe.runners.sgi_dry``)."""
-    from sciprobe.runners.sgi_dry import replay_judge
+    replies (replayed, never re-asked; see ``sciprobe.benchmarks.sgibench.dry_runner``)."""
+    from sciprobe.benchmarks.sgibench.dry_runner import replay_judge
     from sciprobe.scoring.sgi.dry_experiment import dry_experiment_scores
 
     runs = [(r.get("runs_paper") or r.get("runs")) if mode == "paper" else r.get("runs") for r in records]
@@ -208,18 +211,18 @@ TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
         metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
-        parse=parse_deep_research, gold=lambda row: row["answer"], runner="sgi_deep_research",
+        parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
         corpus_metrics=(("exact_match", True),)),
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner="idea_panel", generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final"),
+        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final"),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
-        score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner="sandbox",
+        score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5"),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
@@ -230,7 +233,7 @@ TASKS = {
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
-        gold=lambda row: int(row["answer"]), runner="sgi_reasoning", generation=dict(OFFICIAL_GENERATION),
+        gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, headline="mca", corpus_metrics=(("mca", True),)),
 }
 

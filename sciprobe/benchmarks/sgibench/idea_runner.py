@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from sciprobe.declaration import Runner
 from sciprobe.llm.types import Completion, Request, UsageStats, canonical_json, sha256_hex
+
+if TYPE_CHECKING:
+    from sciprobe.results import TaskResult
+    from sciprobe.task_runner import RunContext
 
 DEFAULT_ATTEMPTS = 5
 
@@ -175,3 +180,26 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
     if not judges:
         provenance["warnings"] = ["no judge panel configured: only the objective halves are scored (final None)"]
     return records, sha256_hex(canonical_json([list(r.messages) for r in requests])), len(requests), provenance
+
+
+class IdeaPanelRunner(Runner):
+    """``sgibench:idea_generation``: one idea per item, then the judge panel's position-swapped votes.
+    Options (``per_task``): ``judges`` (the panel, else ``--judge``), ``judge_params``, ``judge_attempts``."""
+
+    name = "idea_panel"
+    kind = "judged"
+    judge = "optional"
+
+    def run(self, ctx: RunContext) -> list[TaskResult]:
+        opts = ctx.options
+        judges = []
+        for spec in ctx.judge_specs():
+            judge = ctx.judge_client(spec)
+            judges.append((judge.model_id, judge))
+        records, phash, n_calls, extra = run_sgi_idea(
+            ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, judges=judges,
+            judge_params=opts.get("judge_params"), max_attempts=int(opts.get("judge_attempts", DEFAULT_ATTEMPTS)))
+        return [ctx.result(records, phash, n_calls, **extra)]
+
+
+IDEA_PANEL = IdeaPanelRunner()

@@ -1,5 +1,9 @@
-"""I2R driver: plays every instance's Swiss tournament, all instances in lockstep, so each round's
-comparisons (of every instance) go to the client as one batch (shared/spec/idrbench.md §2.3, §5.2).
+"""I2R runner: plays every instance's Swiss tournament (:mod:`sciprobe.runners.swiss`), all instances in
+lockstep, so each round's comparisons (of every instance) go to the client as one batch
+(shared/spec/idrbench.md §2.3, §5.2). I2R plays one tournament per requested mode (their pairings differ).
+
+A predictions file gives each instance's final ranking instead (``{"id", "ranking": [titles, best first],
+"scores": [points]}``; scores optional), scored without any model call.
 
 Modes: ``official`` reads answers with the official regex and applies upstream's case-sensitive winner
 check (``paper 1`` in lower case gives Paper 2 the point); ``corrected`` uses the tolerant parser and a
@@ -9,12 +13,19 @@ case-insensitive check. Either way an unparsable answer or a failed call gives n
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.benchmarks.idrbench.parsing import parse_i2r
 from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
+from sciprobe.declaration import Runner, TaskSpec
+from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
 from sciprobe.runners.swiss import SwissTournament
+
+if TYPE_CHECKING:
+    from sciprobe.results import TaskResult
+    from sciprobe.task_runner import RunContext
 
 
 def _players(row: Mapping) -> list[dict]:
@@ -86,3 +97,70 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             "matches": json.dumps(log, ensure_ascii=False),
         })
     return records, sha256_hex(canonical_json(prompt_digest)), n_calls
+
+
+def candidates(row: Mapping) -> list[str]:
+    """An instance's players: the gold partner papers, then the distractors (titles)."""
+    return [t["title"] for t in row["targets"]] + [d["title"] for d in row["distractors"]]
+
+
+def ranking_records(rows: Sequence[Mapping], preds: Mapping[str, Mapping]) -> list[dict[str, Any]]:
+    """Records from submitted final rankings (the titles must be the instance's candidates)."""
+    records = []
+    for row in rows:
+        players = set(candidates(row))
+        item = preds.get(str(row["id"]))
+        gold = [t["title"] for t in row["targets"]]
+        if item is None:
+            records.append({"id": str(row["id"]), "gold": gold, "standings": None, "scores": None,
+                            "error": "no prediction submitted"})
+            continue
+        where = f"ranking for id {row['id']!r}"
+        ranking = item.get("ranking")
+        if not isinstance(ranking, list) or not all(isinstance(t, str) for t in ranking):
+            raise SciprobeError(f"{where}: \"ranking\" must be a list of candidate titles")
+        unknown = [t for t in ranking if t not in players]
+        if unknown:
+            raise SciprobeError(f"{where}: unknown candidate title {unknown[0][:60]!r}")
+        scores = item.get("scores")
+        if scores is None:
+            scores = [float(len(ranking) - i) for i in range(len(ranking))]
+        elif not isinstance(scores, list) or len(scores) != len(ranking):
+            raise SciprobeError(f"{where}: \"scores\" must be a list as long as \"ranking\"")
+        records.append({"id": str(row["id"]), "gold": gold, "standings": ranking,
+                        "scores": [float(s) for s in scores], "error": None})
+    return records
+
+
+class SwissRunner(Runner):
+    """The I2R Swiss tournament, one per requested mode; its results are keyed ``ref`` (first mode) and
+    ``ref:<mode>`` (the others)."""
+
+    name = "swiss"
+    kind = "tournament"
+    reads_predictions = True
+
+    def run(self, ctx: RunContext) -> list[TaskResult]:
+        from sciprobe.results import TaskResult
+
+        results = []
+        for mode in ctx.modes:
+            records, phash, n_calls = run_i2r(ctx.data.rows, ctx.client, ctx.params, mode=mode)
+            results.append(TaskResult(ctx.ref if mode == ctx.modes[0] else f"{ctx.ref}:{mode}", 0,
+                                      {mode: ctx.task.score(records, mode)}, records,
+                                      {**ctx.base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode},
+                                      ctx.task.headline, default_mode=mode))
+        return results
+
+    def prediction_fields(self, task: TaskSpec) -> tuple[str, ...]:
+        return ("ranking", "scores")
+
+    def records_from_predictions(self, task: TaskSpec, rows: Sequence[Mapping],
+                                 predictions: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return ranking_records(rows, predictions)
+
+    def plan_notes(self, task: TaskSpec) -> list[str]:
+        return ["I2R: late tournament rounds can pair fewer players than planned"]
+
+
+SWISS = SwissRunner()

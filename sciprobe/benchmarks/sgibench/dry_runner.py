@@ -29,10 +29,15 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
+
+if TYPE_CHECKING:
+    from sciprobe.results import TaskResult
+    from sciprobe.task_runner import RunContext
 
 ENV_VAR = "SCIPROBE_DRYEXP_ENV"
 N_TESTS = 5
@@ -111,11 +116,11 @@ def replay_judge(records: Sequence[Mapping[str, Any]]) -> Callable | None:
 # ------------------------------------------------------------------ data generation
 
 def _external_inputs(row: Mapping[str, Any]) -> tuple[dict[str, Path], list[str]]:
-    from sciprobe.benchmarks.sgibench import external
+    from sciprobe.benchmarks.sgibench.external import TARGET_DIRS, locate
 
     inputs, problems = {}, []
-    target = external.TARGET_DIRS.get(str(row.get("idx")), "data")
-    for f in external.locate(str(row.get("idx")), verify=False):
+    target = TARGET_DIRS.get(str(row.get("idx")), "data")
+    for f in locate(str(row.get("idx")), verify=False):
         if f.usable and f.path is not None:
             inputs[f"{target}/{Path(f.relative).name}"] = f.path
         else:
@@ -306,3 +311,36 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
         "dry_judge_id": judge_id, "n_judge_calls": len(judge_requests),
     }
     return records, sha256_hex(canonical_json([list(r.messages) for r in requests])), len(requests), provenance
+
+
+class SandboxRunner(Runner):
+    """``sgibench:dry_experiment``: generate, transplant, run the unit tests in the sandbox, judge near misses.
+    Options (``per_task``): ``timeout_s`` (per run), ``workers``, ``judges`` (the first judge of a panel is used)."""
+
+    name = "sandbox"
+    kind = "sandbox"
+    judge = "optional"
+
+    def run(self, ctx: RunContext) -> list[TaskResult]:
+        from sciprobe.runners.sandbox import SandboxLimits
+
+        opts = ctx.options
+        specs = ctx.judge_specs()  # one output-equivalence judge: the first of a panel
+        judge = ctx.judge_client(specs[0]) if specs else None
+        timeout = float(opts.get("timeout_s", SandboxLimits().wall_s))
+        records, phash, n_calls, extra = run_sgi_dry(
+            ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, modes=ctx.modes,
+            judge_client=judge, allow_unsandboxed=ctx.request.allow_unsandboxed,
+            limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"), plan_only=ctx.dry_run)
+        if ctx.dry_run and judge is not None:
+            extra["plan_notes"] = ["dry-experiment judge: asked only where exact comparison fails (at most "
+                                   "5 per item and mode); not counted"]
+        if len(specs) > 1:
+            extra.setdefault("notes", []).append(f"dry experiment uses one judge: {specs[0]} (of {len(specs)})")
+        if judge is not None:
+            extra["judge_usage"] = judge.stats.as_dict()
+            extra["judge_param_adjustments"] = list(judge.param_adjustments)
+        return [ctx.result(records, phash, n_calls, **extra)]
+
+
+SANDBOX = SandboxRunner()

@@ -214,8 +214,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from sciprobe.evaluation import make_client
-    from sciprobe.runners.lacer import render_lattices, write_lattices
+    from sciprobe.task_runner import make_client
+    from sciprobe.benchmarks.prescience.lacer import render_lattices, write_lattices
 
     if args.count < 1:
         raise SciprobeError("--count must be at least 1")

@@ -32,6 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Request
 
@@ -282,3 +283,30 @@ def run_reasoning(ctx: Any) -> list[Any]:
     if warnings:
         extra["warnings"] = warnings
     return [ctx.result(records, prompt_hash(requests), len(requests), **extra)]
+
+
+class DeepResearchRunner(Runner):
+    """``sgibench:deep_research``: one answer per item, then (with judges) the answer parser and step judge."""
+
+    name = "sgi_deep_research"
+    kind = "judged"
+    judge = "optional"
+
+    def run(self, ctx: Any) -> list[Any]:
+        return run_deep_research(ctx)
+
+
+class ReasoningRunner(Runner):
+    """``sgibench:experimental_reasoning``: one answer per item with its images, then (with judges) the
+    reasoning-validity judge."""
+
+    name = "sgi_reasoning"
+    kind = "judged"
+    judge = "optional"
+
+    def run(self, ctx: Any) -> list[Any]:
+        return run_reasoning(ctx)
+
+
+DEEP_RESEARCH = DeepResearchRunner()
+REASONING = ReasoningRunner()

@@ -1,0 +1,66 @@
+"""A task's rows: the built dataset (a folder, a hub id, or the bundled sample built on first use), its test
+split filtered by the temporal cutoff with Arrow compute, then limited; plus the fixed few-shot examples and
+the dataset fingerprint results record."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sciprobe.build import BUILD_INFO_FILE, build_benchmark, dataset_fingerprint
+from sciprobe.cutoffs import CutoffReport, filter_dataset
+from sciprobe.declaration import Benchmark, TaskSpec
+from sciprobe.errors import SciprobeError
+from sciprobe.paths import sample_build_dir
+
+
+def sample_dataset_dir(benchmark: Benchmark) -> Path:
+    """The bundled sample, built once per sample version into ``$SCIPROBE_HOME/datasets``."""
+    if benchmark.sample_source is None:
+        raise SciprobeError(f"{benchmark.name} has no bundled sample; pass --data DIR_OR_HUB_ID")
+    out = sample_build_dir(benchmark)
+    if not (out / BUILD_INFO_FILE).is_file():
+        build_benchmark(benchmark, benchmark.sample_source, out, overwrite=True)
+    return out
+
+
+@dataclass
+class TaskData:
+    rows: list[dict[str, Any]]
+    fewshot: list[dict[str, Any]]
+    fingerprint: str
+    source: str
+    cutoff: dict[str, Any]
+
+
+def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cutoff: dt.date | None = None,
+                   cutoff_source: str = "none", limit: int | None = None, revision: str | None = None) -> TaskData:
+    """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited."""
+    import datasets
+
+    location = Path(data) if data else sample_dataset_dir(benchmark)
+    local = location.exists()
+    if data and not local and "/" not in data:
+        raise SciprobeError(f"dataset {data!r} is neither a folder nor a hub id (owner/name)")
+    target = str(location) if local else data
+    try:
+        dd = datasets.load_dataset(target, task.config, revision=None if local else revision)
+    except ValueError as exc:
+        raise SciprobeError(f"cannot load config {task.config!r} from {target}: {str(exc).splitlines()[0]}") from None
+    if "test" not in dd:
+        raise SciprobeError(f"{target} config {task.config!r} has no test split")
+    test = dd["test"]
+    kept = filter_dataset(test, cutoff)
+    report = CutoffReport(cutoff.isoformat() if cutoff else None, cutoff_source, len(test), len(kept)).as_dict()
+    if len(kept) == 0:
+        raise SciprobeError(f"cutoff {report['cutoff']} leaves no items in {benchmark.name}:{task.config}")
+    if limit is not None:
+        kept = kept.select(range(min(limit, len(kept))))
+    fewshot = dd[task.fewshot_split].to_list() if task.fewshot_split and task.fewshot_split in dd else []
+    if task.num_fewshot and len(fewshot) < task.num_fewshot:
+        raise SciprobeError(f"{target} config {task.config!r} has {len(fewshot)} few-shot examples, "
+                            f"task {task.name} needs {task.num_fewshot}")
+    fingerprint = dataset_fingerprint(location) if local else f"hub:{data}@{revision or 'main'}:{test._fingerprint}"
+    return TaskData(kept.to_list(), fewshot, fingerprint, target, report)

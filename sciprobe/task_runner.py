@@ -1,0 +1,146 @@
+"""Run one task: resolve it, load its rows, build the :class:`RunContext` and hand it to the task's runner.
+
+The runner is an object on the task (:class:`sciprobe.declaration.Runner`); ``None`` means the generic
+one-call-per-item runner. :func:`sciprobe.evaluation.evaluate` runs a whole request (budget, results files);
+:func:`sciprobe.plan.plan_run` runs the same runners with planning clients.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sciprobe.benchmarks import resolve_task
+from sciprobe.declaration import Runner, TaskSpec
+from sciprobe.errors import SciprobeError
+from sciprobe.results import TaskResult
+from sciprobe.scoring.report import ScoreReport
+from sciprobe.task_data import TaskData, load_task_data
+
+
+@dataclass
+class EvaluationRequest:
+    tasks: list[str]
+    model: str
+    data: str | None = None
+    limit: int | None = None
+    cutoff: dt.date | None = None
+    cutoff_source: str = "none"
+    judge: str | None = None
+    modes: Sequence[str] | None = None
+    # {ref: {"modes": [...], "limit": N}} plus options of the task's runner (its module documents them), e.g.
+    # judge panels {"judges": [specs]}, sandbox limits {"timeout_s", "workers"}
+    per_task: dict[str, dict[str, Any]] = field(default_factory=dict)
+    output_dir: Path = Path("results")
+    generation: dict[str, Any] = field(default_factory=dict)
+    use_cache: bool = True
+    revision: str | None = None
+    allow_unsandboxed: bool = False  # run model-written code even when the sandbox is unavailable (unsafe)
+    max_calls: int | None = None     # requests to providers, retries included, over every model and judge
+    max_cost: float | None = None    # USD over every model and judge (sciprobe.llm.ledger)
+    meter: bool = False              # print the live cost/progress line on stderr
+
+
+def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
+    """The evaluated model's client, with the machine's response cache."""
+    from sciprobe.llm.cache import ResponseCache, default_cache_path
+    from sciprobe.llm.client import LLMClient
+
+    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger)
+
+
+def runner_of(task: TaskSpec) -> Runner:
+    """The task's runner; the generic single-call runner when the declaration names none."""
+    if task.runner is not None:
+        return task.runner
+    from sciprobe.runners.single_call import SINGLE_CALL
+
+    return SINGLE_CALL
+
+
+def _score_all(task: TaskSpec, records: list[dict], modes: Sequence[str]) -> dict[str, ScoreReport]:
+    return {mode: task.score(records, mode) for mode in modes}
+
+
+@dataclass
+class RunContext:
+    """What a task runner gets: the task, its loaded rows, the request, the evaluated model's client, the
+    effective generation parameters, the modes to score and the provenance shared by every result."""
+
+    ref: str
+    task: TaskSpec
+    data: TaskData
+    request: EvaluationRequest
+    client: Any
+    params: dict[str, Any]
+    modes: list[str]
+    base: dict[str, Any]
+    judge_factory: Callable[[str], Any] | None = None  # set by the planner (sciprobe.plan)
+    dry_run: bool = False  # planning: runners skip work that costs no model call (code execution)
+    judge_log: list[str] | None = None  # every judge model a runner built (the run's judge_ids)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Per-task options from ``request.per_task[ref]`` (e.g. ``judges``, ``timeout_s``)."""
+        return dict(self.request.per_task.get(self.ref, {}))
+
+    def judge_specs(self) -> list[str]:
+        """The judge panel: ``per_task[ref]["judges"]``, else ``--judge`` split on ``;`` (one spec or several)."""
+        from sciprobe.llm.spec import split_specs
+
+        return list(self.options.get("judges") or split_specs(self.request.judge))
+
+    def judge_client(self, spec: str) -> Any:
+        """A judge's client for this run: shares the evaluated model's response cache (and, in a run with a
+        budget, its ledger). Runners build every judge through here."""
+        if self.judge_factory is not None:
+            return self.judge_factory(spec)
+        from sciprobe.llm.client import LLMClient
+
+        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
+        if self.judge_log is not None and judge.model_id not in self.judge_log:
+            self.judge_log.append(judge.model_id)
+        return judge
+
+    def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
+        """One result scored in every requested mode."""
+        return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
+                          {**self.base, "prompt_hash": phash, "n_calls": n_calls, **extra}, self.task.headline,
+                          default_mode=self.modes[0])
+
+
+def spec_label(spec: str | None) -> str | None:
+    """A model spec as recorded in provenance: never with a literal api_key."""
+    if spec is None:
+        return None
+    from sciprobe.llm.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(spec).to_string()
+    except (SciprobeError, ValueError):  # a bad spec fails later, where the client is built
+        return spec.split(",")[0]
+
+
+def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory: Callable[[str], Any] | None = None,
+             dry_run: bool = False, judge_log: list[str] | None = None) -> list[TaskResult]:
+    """Run one task reference with its declared runner."""
+    benchmark, task = resolve_task(ref)
+    override = request.per_task.get(ref, {})
+    modes = list(override.get("modes") or request.modes or task.modes)
+    limit = override.get("limit", request.limit)
+    unknown = [m for m in modes if m not in task.modes]
+    if unknown:
+        raise SciprobeError(f"task {ref} has no mode {unknown[0]!r}; modes: {', '.join(task.modes)}")
+    data = load_task_data(benchmark, task, request.data, cutoff=request.cutoff, cutoff_source=request.cutoff_source,
+                          limit=limit, revision=request.revision)
+    params = {**task.generation, **request.generation}
+    base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
+            "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
+            "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
+            "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
+            "limit": limit}
+    return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                          dry_run, judge_log))
