@@ -13,15 +13,15 @@ from sciprobe import __version__
 from sciprobe.errors import SciprobeError
 
 EXAMPLES = """\
-examples:
-  sciprobe demo                                   # bundled model on the bundled IDRBench sample
-  sciprobe build idrbench --source ../shared/data/idrbench/data --out build/idrbench
-  sciprobe build idrbench --source DIR --out build/idrbench-gpt4o --model-cutoff gpt-4o-mini
-  sciprobe evaluate idrbench:ipi idrbench:i2r --model local/smollm2 --data build/idrbench --limit 20
-  sciprobe evaluate idrbench:i3_set1 --model "openai/gpt-4o-mini" --model-cutoff auto --data build/idrbench
-  sciprobe evaluate idrbench:i2r --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
-  sciprobe evaluate idrbench:i2r --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
-  sciprobe score idrbench:ipi --predictions preds.jsonl --data build/idrbench
+examples (`sciprobe tasks` lists every BENCH:TASK):
+  sciprobe demo                                   # the bundled model on the bundled samples, offline
+  sciprobe build BENCH --source RELEASE_DIR --out build/BENCH
+  sciprobe build BENCH --source DIR --out build/BENCH-gpt4o --model-cutoff gpt-4o-mini
+  sciprobe evaluate BENCH:TASK --model local/smollm2 --data build/BENCH --limit 20
+  sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini" --model-cutoff auto --data build/BENCH
+  sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
+  sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
+  sciprobe score BENCH:TASK --predictions preds.jsonl --data build/BENCH
 """
 
 #: Exit status of a run that a cap stopped (its partial results are written).
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="package a benchmark's release files as a hub dataset folder",
                            description="Write Parquet shards + README (configs, features, card) that "
                                        "`datasets.load_dataset(OUT, CONFIG)` reads.")
-    build.add_argument("benchmark", help="benchmark name, e.g. idrbench")
+    build.add_argument("benchmark", help="benchmark name (`sciprobe tasks` lists them)")
     build.add_argument("--source", help="folder of release files, or a hub dataset id owner/name holding them "
                                         "(default: the bundled sample)")
     build.add_argument("--revision", help="hub revision (commit, branch or tag) of --source; the commit is recorded")
@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cutoff(build, auto=False)
 
     evaluate = sub.add_parser("evaluate", help="run a model on tasks, score them, write results",
-                              description="Tasks are BENCH:TASK, e.g. idrbench:ipi, idrbench:i3_set1_3shot, "
-                                          "idrbench:i2r. Results go to OUTPUT_DIR/results and OUTPUT_DIR/details.")
+                              description="Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
+                                          "OUTPUT_DIR/results and OUTPUT_DIR/details.")
     evaluate.add_argument("tasks", nargs="+", metavar="BENCH:TASK")
     evaluate.add_argument("--model", required=True, metavar="SPEC",
                           help="local/smollm2 (bundled) or a litellm model, with options: "
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output-dir", default="results", help="where results and details go")
     evaluate.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     evaluate.add_argument("--allow-unsandboxed", action="store_true",
-                          help="run model-written code (sgibench:dry_experiment) even without a working sandbox "
+                          help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cutoff(evaluate, auto=True)
 
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
-                           description="JSONL lines: {\"id\", \"response\"} (raw text) or {\"id\", \"prediction\"}; "
-                                       "I2R: {\"id\", \"ranking\": [titles], \"scores\": [...]}.")
+                           description="JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
+                                       "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
+                                       "\"scores\": [...]} (`sciprobe tasks` says which).")
     score.add_argument("task", metavar="BENCH:TASK")
     score.add_argument("--predictions", required=True, help="JSONL predictions file")
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
@@ -104,18 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--max-calls", type=int, metavar="N", help="cap on judge requests (as for evaluate)")
     score.add_argument("--max-cost", type=float, metavar="USD", help="cap on judge spend (as for evaluate)")
 
-    demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled IDRBench sample (offline)")
+    demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled samples (offline)")
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
     demo.add_argument("--output-dir", default="results/demo")
     demo.add_argument("--max-tokens", type=int, default=64,
                       help="answer length for the demo (the official 500 is slow on a CPU); decoding is greedy")
     demo.add_argument("--limit", type=int, default=8,
-                      help="items per IPI/I3 task (I2R: one tournament); the bundled model takes ~4 s an answer")
+                      help="items per task (unless the benchmark's demo says otherwise); the bundled model takes "
+                           "~4 s an answer")
 
     lighteval = sub.add_parser("lighteval", help="lighteval's CLI, offline (only --custom-tasks modules load)",
                                description="Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
-                                           "\"model_name=$(sciprobe model-path)\" \"idrbench:ipi|0\" "
-                                           "--custom-tasks task_cards/idrbench.py --max-samples 8")
+                                           "\"model_name=$(sciprobe model-path)\" \"BENCH:TASK|0\" "
+                                           "--custom-tasks task_cards/sciprobe_tasks.py --max-samples 8")
     lighteval.add_argument("args", nargs=argparse.REMAINDER)
 
     from sciprobe.leaderboard.commands import configure_leaderboard_parser, configure_publish_parser
@@ -138,23 +140,59 @@ def build_parser() -> argparse.ArgumentParser:
     env.add_argument("--force", action="store_true", help="recreate an existing venv")
     env.add_argument("--dry-run", action="store_true", help="print what would be installed")
 
-    from sciprobe.benchmarks.prescience import cli as prescience_cli
-    from sciprobe.benchmarks.prescience import lacer_lattice
-
-    lacer = sub.add_parser("lacer", help="LACER judge tools (PreScience)")
-    lacer_sub = lacer.add_subparsers(dest="lacer_command", required=True, metavar="ACTION")
-    lacer_lattice.configure_parser(lacer_sub.add_parser(
-        "build-lattice", help="construct exemplar lattices with any LLM (anchor -> target interpolation)"))
-    prescience_cli.configure_parser(sub.add_parser("prescience", help="PreScience baselines and scoring"))
-    from sciprobe.benchmarks.sgibench import cli as sgibench_cli
-
-    sgibench_cli.configure_parser(sub.add_parser("sgibench", help="SGI-Bench tools: SGI-Score, external files"))
-
+    new = sub.add_parser("new-benchmark", help="scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
+                         description="Writes a declaration with a single-call task and a two-step task (its own "
+                                     "runner), prompts, parser, source reader, a bundled sample and a README; "
+                                     "build, evaluate, score, the lighteval card and the leaderboard find it at once.")
+    new.add_argument("name", help="the benchmark's name (a Python package name, e.g. mybench)")
+    new.add_argument("--title", help="its display title (default: from the name)")
+    tasks = sub.add_parser("tasks", help="list every task: metric, modes, kind, judge, default data")
+    tasks.add_argument("benchmarks", nargs="*", metavar="BENCH", help="only these benchmarks")
+    tasks.add_argument("--json", action="store_true", help="as JSON")
+    # each benchmark's own commands (its declaration's hook); their modules load only when they run
+    for name, command in _benchmark_commands().items():
+        extra = sub.add_parser(name, help=command.help, add_help=False, prefix_chars="\0")
+        extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
                                              "(for `lighteval accelerate model_name=...`)")
     path.add_argument("name", nargs="?", default="smollm2")
     return parser
+
+
+def _benchmark_commands() -> dict:
+    """``{name: Command}`` over every registered benchmark's declaration (``Benchmark.commands``)."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+
+    return {c.name: c for b in benchmark_names() for c in get_benchmark(b).commands}
+
+
+def _cmd_benchmark_command(args: argparse.Namespace) -> int:
+    """A benchmark's own command: its module configures a parser for the rest of the command line and runs it."""
+    import importlib
+
+    command = _benchmark_commands()[args.command]
+    module = importlib.import_module(command.module)
+    parser = argparse.ArgumentParser(prog=f"sciprobe {command.name}", description=command.help)
+    module.configure_parser(parser)
+    return module.cmd(parser.parse_args(args.args))
+
+
+def _cmd_new_benchmark(args: argparse.Namespace) -> int:
+    from sciprobe.scaffold import create_benchmark
+
+    folder = create_benchmark(args.name, args.title)
+    print(f"wrote {folder}\nnext: sciprobe tasks {args.name}; sciprobe build {args.name} --out build/{args.name}; "
+          f"sciprobe evaluate {args.name}:verify {args.name}:verify_after_summary --model local/smollm2 --limit 4")
+    return 0
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from sciprobe.task_listing import format_tasks, task_rows
+
+    rows = task_rows(args.benchmarks or None)
+    print(json.dumps(rows, indent=2) if args.json else format_tasks(rows))
+    return 0
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -254,15 +292,17 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
     from sciprobe.evaluation import EvaluationRequest, evaluate
     from sciprobe.summary import print_summary
 
-    tasks = ["idrbench:ipi", "idrbench:i3_set1", "idrbench:i3_set2", "idrbench:i2r"]
-    print(f"sciprobe demo: {args.model} on the bundled IDRBench sample ({', '.join(tasks)}); offline", flush=True)
-    # Greedy decoding lets the local model batch its generations; I2R plays the official tournament only.
+    per_task = {f"{b}:{t}": options for b in benchmark_names() for t, options in get_benchmark(b).demo.items()}
+    tasks = list(per_task)
+    print(f"sciprobe demo: {args.model} on the bundled samples ({', '.join(tasks)}); offline", flush=True)
+    # Greedy decoding lets the local model batch its generations.
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
                                 generation={"max_tokens": args.max_tokens, "temperature": 0.0},
-                                limit=args.limit, per_task={"idrbench:i2r": {"modes": ["official"], "limit": 1}},
+                                limit=args.limit, per_task={ref: dict(o) for ref, o in per_task.items() if o},
                                 meter=sys.stderr.isatty())  # progress and ETA on a terminal; CI logs stay quiet
     path, results = evaluate(request)
     print_summary(results)
@@ -301,24 +341,6 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     return cmd_publish(args)
 
 
-def _cmd_lacer(args: argparse.Namespace) -> int:
-    from sciprobe.benchmarks.prescience import lacer_lattice
-
-    return lacer_lattice.cmd(args)
-
-
-def _cmd_prescience(args: argparse.Namespace) -> int:
-    from sciprobe.benchmarks.prescience import cli as prescience_cli
-
-    return prescience_cli.cmd(args)
-
-
-def _cmd_sgibench(args: argparse.Namespace) -> int:
-    from sciprobe.benchmarks.sgibench import cli as sgibench_cli
-
-    return sgibench_cli.cmd(args)
-
-
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
     from sciprobe.cutoffs import model_cutoffs
 
@@ -336,15 +358,16 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
-            "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval,
+            "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "tasks": _cmd_tasks,
+            "new-benchmark": _cmd_new_benchmark,
             "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,
-            "lacer": _cmd_lacer, "prescience": _cmd_prescience, "sgibench": _cmd_sgibench, "model-path": _cmd_model_path}
+            "model-path": _cmd_model_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        return COMMANDS.get(args.command, _cmd_benchmark_command)(args)
     except SciprobeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -156,6 +156,16 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class Command:
+    """A benchmark's own ``sciprobe`` subcommand (``sciprobe <name> ...``). ``module`` is imported only when the
+    command runs; it has ``configure_parser(parser)`` (adds the arguments) and ``cmd(args) -> int``."""
+
+    name: str
+    help: str
+    module: str
+
+
+@dataclass(frozen=True)
 class Benchmark:
     name: str
     title: str
@@ -171,6 +181,13 @@ class Benchmark:
     sample_source: Path | None = None
     card_sections: dict[str, str] = field(default_factory=dict)
     prompt_version: str = "1"
+    # CLI extras of this benchmark (``sciprobe prescience baselines`` ...)
+    commands: tuple[Command, ...] = ()
+    # "module:function" returning this benchmark's lighteval TASKS_TABLE for a dataset (folder or hub id);
+    # None: the generic adapter (sciprobe.lighteval_adapter.tasks_table) over the single-call tasks
+    lighteval_tasks: str | None = None
+    # what `sciprobe demo` runs on the bundled model: {task name: {"modes": [...], "limit": N}} ({} = defaults)
+    demo: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.errors import SciprobeError

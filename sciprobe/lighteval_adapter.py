@@ -1,7 +1,9 @@
-"""Build lighteval 0.13 task configs from a benchmark declaration (shared/spec/ecosystem.md §4).
+"""Build lighteval 0.13 task configs from benchmark declarations (shared/spec/ecosystem.md §4).
 
-Only single-call tasks become lighteval tasks; multi-call runners (IDRBench I2R) run through
-``sciprobe evaluate``. The query is the declaration's own prompt: the system message and the user message
+One card module serves every registered benchmark (``task_cards/sciprobe_tasks.py`` calls
+:func:`registry_tasks_table`). A benchmark's declaration may name its own table builder
+(``Benchmark.lighteval_tasks``); otherwise only its single-call tasks become lighteval tasks, and multi-call
+runners (tournaments, agents, sandboxes) run through ``sciprobe evaluate``. The query is the declaration's own prompt: the system message and the user message
 joined by a blank line (lighteval sends one user turn; pass ``system_prompt`` in the model config instead if
 you prefer, and record it). Few-shot examples are the benchmark's fixed ones, read lazily from the
 dataset's ``fewshot`` split, never sampled by lighteval.
@@ -13,6 +15,9 @@ import functools
 from typing import Any
 
 from sciprobe.declaration import Benchmark, TaskSpec
+
+#: ``SCIPROBE_<BENCH>_DATA``: the dataset (folder or hub id) a benchmark's lighteval tasks read.
+DATA_ENV = "SCIPROBE_{}_DATA"
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,3 +148,31 @@ def tasks_table(benchmark: Benchmark, repo: str) -> list:
             generation_size=task.generation.get("max_tokens"), metrics=_metrics(benchmark.name, task), stop_sequence=(),
             version=0))
     return table
+
+
+def data_location(benchmark: Benchmark) -> str:
+    """The dataset a benchmark's lighteval tasks read: ``SCIPROBE_<BENCH>_DATA``, else the bundled sample's build
+    folder (a path only: nothing is built or downloaded here), else ``$SCIPROBE_HOME/datasets/<bench>``."""
+    import os
+
+    from sciprobe.paths import default_data_dir
+
+    return os.environ.get(DATA_ENV.format(benchmark.name.upper())) or str(default_data_dir(benchmark.name))
+
+
+def benchmark_tasks_table(benchmark: Benchmark, repo: str | None = None) -> list:
+    """One benchmark's lighteval tasks: its declaration's own builder, or :func:`tasks_table`."""
+    import importlib
+
+    repo = repo or data_location(benchmark)
+    if benchmark.lighteval_tasks:
+        module, _, function = benchmark.lighteval_tasks.partition(":")
+        return getattr(importlib.import_module(module), function)(repo)
+    return tasks_table(benchmark, repo)
+
+
+def registry_tasks_table(names: list[str] | None = None) -> list:
+    """The lighteval tasks of every registered benchmark (or of ``names``)."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+
+    return [config for name in (names or benchmark_names()) for config in benchmark_tasks_table(get_benchmark(name))]

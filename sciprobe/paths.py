@@ -22,6 +22,11 @@ def sample_build_dir(benchmark: Benchmark) -> Path:
 
 
 def default_data_dir(benchmark_name: str) -> Path:
+    """Where a benchmark's data is looked for by default: its bundled sample's build folder, else
+    ``$SCIPROBE_HOME/datasets/<name>`` (build the real data there)."""
     from sciprobe.benchmarks import get_benchmark
 
-    return sample_build_dir(get_benchmark(benchmark_name))
+    benchmark = get_benchmark(benchmark_name)
+    if benchmark.sample_source is None:
+        return sciprobe_home() / "datasets" / benchmark.name
+    return sample_build_dir(benchmark)

@@ -214,7 +214,7 @@ def test_hub_store_backed_app(tmp_path, monkeypatch):
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_RESULTS_REPO", "sciprobe/results")
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_HUB_LOCAL", str(tmp_path / "hub"))
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "lb"))
-    from sciprobe.leaderboard.store import open_store
+    from sciprobe.leaderboard.store_factory import open_store
 
     service = LeaderboardService(open_store(), Settings(), ["idrbench"])
     status, record = service.submit("erin", "idrbench:ipi", str(ipi_predictions(tmp_path / "h.jsonl")), "org/hub-model")

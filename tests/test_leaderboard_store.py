@@ -19,7 +19,8 @@ from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.hub_api import LocalFolderApi, check_repo_path
 from sciprobe.leaderboard.hub_store import HubStore
 from sciprobe.leaderboard.records import FAILED, FINISHED, PENDING, RUNNING, ResultRecord, SubmissionRequest
-from sciprobe.leaderboard.store import DuplicateSubmission, LeaderboardStore, RateLimited, SQLiteStore, open_store
+from sciprobe.leaderboard.store import DuplicateSubmission, LeaderboardStore, RateLimited, SQLiteStore
+from sciprobe.leaderboard.store_factory import open_store
 
 REQUESTS, RESULTS = "sciprobe/requests", "sciprobe/results"
 

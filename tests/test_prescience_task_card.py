@@ -15,15 +15,14 @@ from sciprobe.benchmarks.prescience.contribution import (
 )
 from sciprobe.llm.stub_server import StubServer
 
+from task_card_support import CARD, load_card
+
 REPO = Path(__file__).resolve().parents[1]
 PRESCIENCE = get_benchmark("prescience")
 
 
 def _card():
-    spec = importlib.util.spec_from_file_location("card_prescience", REPO / "task_cards" / "prescience.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_card("prescience")
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +101,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(built: Path, tmp_path: Path
     with StubServer(reply=reply) as server:
         code = run(["endpoint", "litellm",
                     f"model_name=openai/stub-model,base_url={server.base_url},provider=openai,api_key=sk-test",
-                    "prescience:contribution_generation|0", "--custom-tasks", str(REPO / "task_cards" / "prescience.py"),
+                    "prescience:contribution_generation|0", "--custom-tasks", str(CARD),
                     "--output-dir", str(tmp_path / "out")])
         assert code == 0
         assert 0 < server.count <= n

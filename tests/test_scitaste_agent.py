@@ -535,7 +535,7 @@ def test_native_search_is_skipped_or_forced(tmp_path: Path, monkeypatch, capsys)
 
 
 def test_unknown_dataset_needs_a_snapshot(tmp_path: Path) -> None:
-    from sciprobe.benchmarks.scitaste.tools import make_backend
+    from sciprobe.benchmarks.scitaste.live_tools import make_backend
 
     with pytest.raises(SciprobeError, match="need tool data"):
         make_backend({}, [], bundled_sample=False)

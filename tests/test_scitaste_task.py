@@ -24,6 +24,8 @@ from sciprobe.errors import SciprobeError
 from sciprobe.llm.stub_server import StubServer
 from sciprobe.scoring.composite import DIMENSIONS
 
+from task_card_support import CARD, load_card
+
 REPO = Path(__file__).resolve().parents[1]
 TASTE = get_benchmark("scitaste")
 CASES = json.loads((Path(__file__).parent / "cases" / "scitaste_parsing.json").read_text("utf-8"))
@@ -148,24 +150,15 @@ def test_evaluate_end_to_end_offline(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- lighteval task card
 
-def _load_card(name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"card_{name}", REPO / "task_cards" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_card_lists_pure_qa_with_declared_metrics() -> None:
-    card = _load_card("scitaste")
+    card = load_card("scitaste")
     assert [t.name for t in card.TASKS_TABLE] == ["scitaste:pure_qa"]
     task = card.TASKS_TABLE[0]
     assert task.hf_subset == "selected" and task.generation_size == 4096
     names = [m.metric_name for m in task.metrics]
     assert {"scheme2_score", "wape_pct", "scheme1_final", "failure_rate", "scheme2_score_strict"} <= set(names)
     assert "official_parse_failure_rate" not in names and "macro_f1" not in names
-    idr = _load_card("idrbench")  # the generalised adapter keeps IDRBench's metric set
+    idr = load_card("idrbench")  # the generalised adapter keeps IDRBench's metric set
     ipi = next(t for t in idr.TASKS_TABLE if t.name == "idrbench:ipi")
     assert {"macro_f1", "tnr", "official_parse_failure_rate"} <= {m.metric_name for m in ipi.metrics}
 
@@ -209,7 +202,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
              f"model_name=openai/stub-model,base_url={server.base_url},provider=openai,api_key=sk-test",
-             "scitaste:pure_qa|0", "--custom-tasks", str(REPO / "task_cards" / "scitaste.py"),
+             "scitaste:pure_qa|0", "--custom-tasks", str(CARD),
              "--output-dir", str(tmp_path / "out")],
             env=env, capture_output=True, text=True, timeout=600,
             cwd=tmp_path)  # lighteval's litellm disk cache lives in the cwd; a cache hit crashes litellm 1.108

@@ -16,8 +16,9 @@ from sciprobe.benchmarks import get_benchmark
 from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
 from sciprobe.build import build_benchmark
 
+from task_card_support import CARD, load_card
+
 REPO = Path(__file__).resolve().parents[1]
-CARD = REPO / "task_cards" / "sgibench.py"
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +34,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def card(built: Path) -> ModuleType:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SCIPROBE_SGIBENCH_DATA", str(built))
-        spec = importlib.util.spec_from_file_location("sgibench_card", CARD)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
+        return load_card("sgibench")
 
 
 def _response(text: str):

@@ -11,20 +11,13 @@ import pytest
 from sciprobe.benchmarks import get_benchmark
 from sciprobe.llm.stub_server import StubServer
 
+from task_card_support import CARD, load_card
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _load_card(name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"card_{name}", REPO / "task_cards" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_idrbench_card_lists_every_single_call_task():
-    card = _load_card("idrbench")
+    card = load_card("idrbench")
     names = sorted(t.name for t in card.TASKS_TABLE)
     declared = sorted(f"idrbench:{t.name}" for t in get_benchmark("idrbench").tasks.values() if t.build_messages)
     assert names == declared and "idrbench:i2r" not in names
@@ -58,7 +51,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path):
         proc = subprocess.run(
             [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
              f"model_name=openai/stub-judge,base_url={server.base_url},provider=openai,api_key=sk-test",
-             "idrbench:ipi|0", "--custom-tasks", str(REPO / "task_cards" / "idrbench.py"),
+             "idrbench:ipi|0", "--custom-tasks", str(CARD),
              "--output-dir", str(tmp_path / "out"), "--max-samples", "6"],
             env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)  # litellm caches in cwd
         assert proc.returncode == 0, proc.stderr[-2000:]
@@ -78,7 +71,7 @@ def test_lighteval_accelerate_on_the_bundled_model(tmp_path):
     args = f"model_name={model_dir},batch_size=2,generation_parameters={{max_new_tokens:24,temperature:0.0}}"
     proc = subprocess.run(
         [sys.executable, "-m", "sciprobe.cli", "lighteval", "accelerate", args, "idrbench:i3_set1|0",
-         "--custom-tasks", str(REPO / "task_cards" / "idrbench.py"), "--output-dir", str(tmp_path / "out"),
+         "--custom-tasks", str(CARD), "--output-dir", str(tmp_path / "out"),
          "--max-samples", "2"],
         env={**os.environ, "SCIPROBE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=900,
         cwd=tmp_path)

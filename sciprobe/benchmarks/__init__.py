@@ -1,29 +1,53 @@
-"""Registry of benchmark declarations. Modules are imported on first use, never at package import."""
+"""The benchmark registry. Every package under ``sciprobe/benchmarks/`` that exposes ``BENCHMARK`` (a
+:class:`~sciprobe.declaration.Benchmark` whose ``name`` is the package's name) is a registered benchmark: adding
+a benchmark means adding its folder, nothing else. Declarations are imported on first use, never when this
+package is imported, and keep their heavy imports lazy.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import pkgutil
 
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
 
-# name -> module that exposes BENCHMARK. Adding a benchmark means one line here and one module.
-_MODULES = {
-    "idrbench": "sciprobe.benchmarks.idrbench",
-    "sgibench": "sciprobe.benchmarks.sgibench",
-    "prescience": "sciprobe.benchmarks.prescience",
-    "scitaste": "sciprobe.benchmarks.scitaste",
-}
+
+def _packages() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str) -> Benchmark | None:
+    benchmark = getattr(importlib.import_module(f"{__name__}.{name}"), "BENCHMARK", None)
+    if benchmark is None:
+        return None
+    if not isinstance(benchmark, Benchmark) or benchmark.name != name:
+        raise SciprobeError(f"sciprobe/benchmarks/{name}: BENCHMARK must be a Benchmark named {name!r}")
+    return benchmark
 
 
 def benchmark_names() -> list[str]:
-    return sorted(_MODULES)
+    """Every registered benchmark, by name. A package whose declaration fails to import is left out with a
+    warning, so one broken benchmark does not take the others down (``get_benchmark`` raises its error)."""
+    import warnings
+
+    names = []
+    for name in _packages():
+        try:
+            if _load(name) is not None:
+                names.append(name)
+        except Exception as exc:  # noqa: BLE001 - any error of one benchmark's declaration
+            warnings.warn(f"benchmark {name!r} is skipped: its declaration fails to import ({exc})", stacklevel=2)
+    return names
 
 
 def get_benchmark(name: str) -> Benchmark:
-    if name not in _MODULES:
+    benchmark = _load(name) if name in _packages() else None
+    if benchmark is None:
         raise SciprobeError(f"unknown benchmark {name!r}; known: {', '.join(benchmark_names())}")
-    return importlib.import_module(_MODULES[name]).BENCHMARK
+    return benchmark
 
 
 def resolve_task(ref: str) -> tuple[Benchmark, TaskSpec]:
@@ -33,3 +57,8 @@ def resolve_task(ref: str) -> tuple[Benchmark, TaskSpec]:
         raise SciprobeError(f"task reference {ref!r} must look like BENCH:TASK (e.g. idrbench:ipi)")
     benchmark = get_benchmark(bench)
     return benchmark, benchmark.task(task)
+
+
+def task_refs() -> list[str]:
+    """``BENCH:TASK`` for every task of every registered benchmark."""
+    return [f"{b}:{t}" for b in benchmark_names() for t in get_benchmark(b).tasks]

@@ -9,7 +9,7 @@ stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side (:mod:`~scipr
 
 Environment:
   ``SCIPROBE_LEADERBOARD_DIR``        store folder (SQLite; hub cache) — tests point it at a tmp dir
-  ``SCIPROBE_LEADERBOARD_STORE``      ``sqlite`` (default) or ``hub`` (see :func:`~sciprobe.leaderboard.store.open_store`)
+  ``SCIPROBE_LEADERBOARD_STORE``      ``sqlite`` (default) or ``hub`` (see :func:`~sciprobe.leaderboard.store_factory.open_store`)
   ``SCIPROBE_LEADERBOARD_AUTH``       ``oauth`` (Hugging Face sign-in; default on Spaces, i.e. when ``SPACE_ID``
                                       is set) or ``local`` (a user-name field; default elsewhere)
   ``SCIPROBE_LEADERBOARD_RATE_LIMIT`` ``N/SECONDS`` submissions per user (default ``10/86400``)
@@ -29,7 +29,8 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
-from sciprobe.leaderboard.store import LeaderboardStore, open_store
+from sciprobe.leaderboard.store import LeaderboardStore
+from sciprobe.leaderboard.store_factory import open_store
 from sciprobe.leaderboard.validation import (
     MAX_FILE_BYTES,
     SubmissionError,

@@ -49,7 +49,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         os.environ["SCIPROBE_LEADERBOARD_AUTH"] = args.auth
     if args.worker:
         from sciprobe.leaderboard.queue import Worker, run_worker
-        from sciprobe.leaderboard.store import open_store
+        from sciprobe.leaderboard.store_factory import open_store
 
         worker = Worker.create(getattr(args, "judge", None), max_calls=getattr(args, "max_calls", None),
                                max_cost=getattr(args, "max_cost", None), use_cache=not getattr(args, "no_cache", False))
@@ -70,7 +70,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: add --worker")
     from sciprobe.leaderboard.app import launch
     from sciprobe.leaderboard.importer import import_results_dir
-    from sciprobe.leaderboard.store import open_store
+    from sciprobe.leaderboard.store_factory import open_store
 
     folders = args.imports or ([Path("results/demo")] if Path("results/demo").is_dir() else [])
     if folders:

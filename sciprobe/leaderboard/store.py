@@ -7,7 +7,7 @@
 * :class:`sciprobe.leaderboard.hub_store.HubStore` — requests and results dataset repos on the Hub (the HF
   leaderboard template's data contract), all hub I/O behind a small ``api`` object.
 
-:func:`open_store` picks one from the environment (``SCIPROBE_LEADERBOARD_STORE``, ``SCIPROBE_LEADERBOARD_DIR``).
+:func:`sciprobe.leaderboard.store_factory.open_store` picks one from the environment (``SCIPROBE_LEADERBOARD_STORE``, ``SCIPROBE_LEADERBOARD_DIR``).
 """
 
 from __future__ import annotations
@@ -319,32 +319,6 @@ def default_store_dir() -> Path:
     return Path(env) if env else sciprobe_home() / "leaderboard"
 
 
-def open_store(kind: str | None = None) -> LeaderboardStore:
-    """The store the environment asks for.
-
-    ``SCIPROBE_LEADERBOARD_STORE=sqlite`` (default): :class:`SQLiteStore` in ``SCIPROBE_LEADERBOARD_DIR``.
-    ``hub``: :class:`HubStore` on ``SCIPROBE_LEADERBOARD_REQUESTS_REPO`` / ``SCIPROBE_LEADERBOARD_RESULTS_REPO``;
-    with ``SCIPROBE_LEADERBOARD_HUB_LOCAL=DIR`` the repos are local folders under DIR (tests, offline demos).
-    """
-    kind = (kind or os.environ.get("SCIPROBE_LEADERBOARD_STORE") or "sqlite").lower()
-    if kind == "sqlite":
-        return SQLiteStore(default_store_dir())
-    if kind == "hub":
-        from sciprobe.leaderboard.hub_api import HfHubApi, LocalFolderApi
-        from sciprobe.leaderboard.hub_store import HubStore
-
-        requests_repo = os.environ.get("SCIPROBE_LEADERBOARD_REQUESTS_REPO")
-        results_repo = os.environ.get("SCIPROBE_LEADERBOARD_RESULTS_REPO")
-        if not requests_repo or not results_repo:
-            raise SciprobeError("the hub store needs SCIPROBE_LEADERBOARD_REQUESTS_REPO and "
-                                "SCIPROBE_LEADERBOARD_RESULTS_REPO (owner/name dataset repos)")
-        local = os.environ.get("SCIPROBE_LEADERBOARD_HUB_LOCAL")
-        api = (LocalFolderApi(Path(local)) if local
-               else HfHubApi(token=os.environ.get("HF_TOKEN"), cache_dir=default_store_dir() / "hub-cache"))
-        return HubStore(api, requests_repo, results_repo)
-    raise SciprobeError(f"unknown leaderboard store {kind!r}; use sqlite or hub")
-
-
 __all__ = [
     "FAILED",
     "FINISHED",
@@ -357,6 +331,5 @@ __all__ = [
     "SQLiteStore",
     "SubmissionRequest",
     "default_store_dir",
-    "open_store",
     "provenance_view",
 ]

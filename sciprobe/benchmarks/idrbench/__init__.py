@@ -202,6 +202,8 @@ BENCHMARK = Benchmark(
     tasks=TASKS,
     read_source=read_source,
     source_options={"normalize_whitespace": True},
-    sample_source=Path(__file__).resolve().parents[2] / "data" / "idrbench_sample",
+    sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
+    # the demo: 8 items per classification task (the CLI's --limit) and one I2R tournament, official only
+    demo={"ipi": {}, "i3_set1": {}, "i3_set2": {}, "i2r": {"modes": ["official"], "limit": 1}},
 )

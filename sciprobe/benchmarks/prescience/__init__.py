@@ -22,7 +22,7 @@ from typing import Any
 
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.source import read_source
-from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
+from sciprobe.declaration import Benchmark, Command, ConfigSpec, TaskSpec
 
 CITATION = """
 @misc{prescience2026,
@@ -320,6 +320,9 @@ BENCHMARK = Benchmark(
     tasks=TASKS,
     read_source=read_source,
     source_options={"sample_seed": 42, "pair_forecast_end": "2025-07-01"},
-    sample_source=Path(__file__).resolve().parents[2] / "data" / "prescience_sample",
+    sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
+    commands=(Command("prescience", "PreScience baselines and scoring", "sciprobe.benchmarks.prescience.cli"),
+              Command("lacer", "LACER judge tools (PreScience)", "sciprobe.benchmarks.prescience.lacer_cli")),
+    lighteval_tasks="sciprobe.benchmarks.prescience.lighteval_task:tasks_table",
 )

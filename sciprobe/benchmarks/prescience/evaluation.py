@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sciprobe.benchmarks.prescience import baselines as bl
-from sciprobe.benchmarks.prescience import instances as inst
+import sciprobe.benchmarks.prescience.baselines as bl
+import sciprobe.benchmarks.prescience.instances as inst
 from sciprobe.benchmarks.prescience.history import CorpusIndex
 from sciprobe.benchmarks.prescience.ranking import score_rankings
 from sciprobe.benchmarks.prescience.schema import (

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sciprobe.benchmarks.prescience import instances as inst
+import sciprobe.benchmarks.prescience.instances as inst
 from sciprobe.benchmarks.prescience.history import CorpusIndex, read_author_publications
 from sciprobe.benchmarks.prescience.schema import (
     PAIR_FORECAST_END,

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.scitaste import parsing, prompts
 from sciprobe.benchmarks.scitaste.agent import AGENT
-from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, read_source
+from sciprobe.benchmarks.scitaste.source import DISCIPLINES, gold, read_source
 from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.composite import DIMENSIONS
@@ -59,12 +59,6 @@ def paper_features():
 #: Report keys that are numbers: None (nothing scored, undefined correlation) becomes NaN for lighteval.
 _NUMERIC = {"scheme2_score", "wape_pct", "macro_scheme2_score", "scheme1_final", "part_a", "part_b", "spearman",
             "pearson", "mae", "mse", "rmse", "bias", "abs_bias"}
-
-
-def gold(row: Mapping) -> dict[str, Any]:
-    """What a prediction is scored against (discipline included for the per-discipline breakdown)."""
-    return {"total": float(row["gold_total"]), "dims": {d: float(row["gold_dims"][d]) for d in DIMENSIONS},
-            "discipline": discipline_name(row["discipline"])}
 
 
 def _weights_from_gold(golds: Sequence[Mapping]) -> tuple[dict[str, float] | None, str]:
@@ -237,7 +231,7 @@ BENCHMARK = Benchmark(
     tasks=TASKS,
     read_source=read_source,
     source_options={"snapshot_date": None},
-    sample_source=Path(__file__).resolve().parents[2] / "data" / "scitaste_sample",
+    sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
     prompt_version=prompts.PROMPT_VERSION,
 )

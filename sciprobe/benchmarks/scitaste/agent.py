@@ -47,8 +47,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sciprobe.benchmarks.scitaste import prompts
+import sciprobe.benchmarks.scitaste.prompts as prompts
 from sciprobe.benchmarks.scitaste.parsing import parse_answer
+from sciprobe.benchmarks.scitaste.live_tools import make_backend
 from sciprobe.benchmarks.scitaste.tools import (
     TOOL_NAMES,
     TOOLS,
@@ -56,7 +57,6 @@ from sciprobe.benchmarks.scitaste.tools import (
     ToolBackend,
     ToolOutcome,
     execute,
-    make_backend,
     tool_schemas,
 )
 from sciprobe.declaration import Parsed, Runner
@@ -212,7 +212,7 @@ def run_agent(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[st
     ``dry_run`` (the planner, ``sciprobe.plan``): no tool runs; every paper is assumed to call each tool once,
     with placeholder results, so the plan counts both rounds.
     """
-    from sciprobe.benchmarks.scitaste import gold
+    from sciprobe.benchmarks.scitaste.source import gold
 
     if cfg.tools and backend is None:
         raise SciprobeError("the dimagent modes need a tool backend")

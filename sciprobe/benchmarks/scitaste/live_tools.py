@@ -2,7 +2,8 @@
 
 Stdlib HTTP (urllib) with timeouts, retries on 429/5xx honouring ``Retry-After`` (capped), keys from the
 environment, OpenAlex's polite pool, and configurable base URLs so tests aim them at a loopback fake.
-:class:`LiveBackend` routes as the paper: physics -> ADS, other disciplines -> OpenAlex.
+:class:`LiveBackend` routes as the paper: physics -> ADS, other disciplines -> OpenAlex. :func:`make_backend`
+chooses between them and a frozen snapshot.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sciprobe.benchmarks.scitaste.tools import (
+    BUNDLED_SNAPSHOT,
     MAX_LIST,
+    SnapshotBackend,
     ToolBackend,
     ToolError,
     _distribution,
@@ -365,3 +368,40 @@ class LiveBackend:
         return {"backend": self.name, "ads": self.ads.describe() if self.ads else None,
                 "openalex": self.openalex.describe() if self.openalex else None,
                 "collected_on": time.strftime("%Y-%m-%d")}
+
+
+# ---------------------------------------------------------------- choosing a backend
+
+def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], *, bundled_sample: bool) -> ToolBackend:
+    """The backend a run asked for. ``options`` (``per_task`` options, else environment):
+
+    - ``tool_backend`` / ``SCIPROBE_SCITASTE_TOOLS``: ``snapshot`` (default), ``live``, ``ads``, ``openalex``;
+    - ``snapshot`` / ``SCIPROBE_SCITASTE_SNAPSHOT``: the snapshot file; default the bundled synthetic snapshot,
+      only when the data is the bundled sample (any other dataset must name its own snapshot);
+    - ``ads_url`` / ``openalex_url``, ``tool_timeout_s``, ``tool_retries``, ``openalex_min_interval_s``.
+    """
+    from sciprobe.benchmarks.scitaste.source import discipline_name
+
+    kind = str(options.get("tool_backend") or os.environ.get("SCIPROBE_SCITASTE_TOOLS") or "snapshot").lower()
+    if kind == "snapshot":
+        path = options.get("snapshot") or os.environ.get("SCIPROBE_SCITASTE_SNAPSHOT")
+        if not path:
+            if not bundled_sample:
+                raise SciprobeError("the dimagent modes need tool data: give a snapshot file (per-task option "
+                                    "'snapshot' or SCIPROBE_SCITASTE_SNAPSHOT) or a live backend "
+                                    "(SCIPROBE_SCITASTE_TOOLS=live|ads|openalex)")
+            path = BUNDLED_SNAPSHOT
+        return SnapshotBackend.load(path)
+    common = {"timeout_s": float(options.get("tool_timeout_s", 30.0)), "max_retries": int(options.get("tool_retries", 3))}
+    id_map = {str(r["bibcode"]): r.get("openalex_id") for r in rows if r.get("openalex_id")}
+    ads = openalex = None
+    if kind in ("live", "ads"):
+        has_token = bool(os.environ.get("ADS_API_TOKEN") or os.environ.get("ADS_DEV_KEY"))
+        if kind == "ads" or has_token:
+            ads = AdsBackend(base_url=options.get("ads_url"), **common)
+    if kind in ("live", "openalex"):
+        openalex = OpenAlexBackend(options.get("openalex_url"), id_map=id_map,
+                                   min_interval_s=float(options.get("openalex_min_interval_s", 0.1)), **common)
+    if kind not in ("live", "ads", "openalex"):
+        raise SciprobeError(f"unknown tool backend {kind!r} (snapshot, live, ads, openalex)")
+    return LiveBackend(ads, openalex, {str(r["bibcode"]): discipline_name(r["discipline"]) for r in rows})

@@ -190,3 +190,9 @@ def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
         yield "test", pools[config]
     else:
         yield "test", [r for r in pools["selected"] if r["discipline"] == config]
+
+
+def gold(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a prediction is scored against (discipline included for the per-discipline breakdown)."""
+    return {"total": float(row["gold_total"]), "dims": {d: float(row["gold_dims"][d]) for d in DIMENSIONS},
+            "discipline": discipline_name(row["discipline"])}

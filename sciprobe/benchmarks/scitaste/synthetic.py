@@ -4,7 +4,7 @@ Everything here is invented: titles, abstracts, identifiers, journals and scores
 record is ``Σ w·dims`` with ``FIXTURE_WEIGHTS``, whose A and G entries are the paper's two published weights and
 whose B–F entries are an **arbitrary** split of the remaining 0.552072 chosen for this fixture (not the
 paper's Table 3). Tests use them to check that :func:`ati.solve_weights` recovers a weight vector exactly.
-The bundled sample ``sciprobe/data/scitaste_sample`` is ``write_release(dir)`` with the defaults.
+The bundled sample ``sciprobe/benchmarks/scitaste/sample`` is ``write_release(dir)`` with the defaults.
 """
 
 from __future__ import annotations

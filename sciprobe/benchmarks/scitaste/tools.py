@@ -267,47 +267,9 @@ def _distribution(labels: Iterable[str | None]) -> dict[str, Any]:
 # ---------------------------------------------------------------- choosing a backend
 
 #: The frozen synthetic snapshot for the bundled sample (see :func:`synthetic_snapshot`).
-BUNDLED_SNAPSHOT = Path(__file__).resolve().parents[2] / "data" / "scitaste_tool_snapshot.json"
-
-
-def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], *, bundled_sample: bool) -> ToolBackend:
-    """The backend a run asked for. ``options`` (``per_task`` options, else environment):
-
-    - ``tool_backend`` / ``SCIPROBE_SCITASTE_TOOLS``: ``snapshot`` (default), ``live``, ``ads``, ``openalex``;
-    - ``snapshot`` / ``SCIPROBE_SCITASTE_SNAPSHOT``: the snapshot file; default the bundled synthetic snapshot,
-      only when the data is the bundled sample (any other dataset must name its own snapshot);
-    - ``ads_url`` / ``openalex_url``, ``tool_timeout_s``, ``tool_retries``, ``openalex_min_interval_s``.
-    """
-    from sciprobe.benchmarks.scitaste.live_tools import (
-        AdsBackend,
-        LiveBackend,
-        OpenAlexBackend,
-    )
-    from sciprobe.benchmarks.scitaste.source import discipline_name
-
-    kind = str(options.get("tool_backend") or os.environ.get("SCIPROBE_SCITASTE_TOOLS") or "snapshot").lower()
-    if kind == "snapshot":
-        path = options.get("snapshot") or os.environ.get("SCIPROBE_SCITASTE_SNAPSHOT")
-        if not path:
-            if not bundled_sample:
-                raise SciprobeError("the dimagent modes need tool data: give a snapshot file (per-task option "
-                                    "'snapshot' or SCIPROBE_SCITASTE_SNAPSHOT) or a live backend "
-                                    "(SCIPROBE_SCITASTE_TOOLS=live|ads|openalex)")
-            path = BUNDLED_SNAPSHOT
-        return SnapshotBackend.load(path)
-    common = {"timeout_s": float(options.get("tool_timeout_s", 30.0)), "max_retries": int(options.get("tool_retries", 3))}
-    id_map = {str(r["bibcode"]): r.get("openalex_id") for r in rows if r.get("openalex_id")}
-    ads = openalex = None
-    if kind in ("live", "ads"):
-        has_token = bool(os.environ.get("ADS_API_TOKEN") or os.environ.get("ADS_DEV_KEY"))
-        if kind == "ads" or has_token:
-            ads = AdsBackend(base_url=options.get("ads_url"), **common)
-    if kind in ("live", "openalex"):
-        openalex = OpenAlexBackend(options.get("openalex_url"), id_map=id_map,
-                                   min_interval_s=float(options.get("openalex_min_interval_s", 0.1)), **common)
-    if kind not in ("live", "ads", "openalex"):
-        raise SciprobeError(f"unknown tool backend {kind!r} (snapshot, live, ads, openalex)")
-    return LiveBackend(ads, openalex, {str(r["bibcode"]): discipline_name(r["discipline"]) for r in rows})
+BUNDLED_SNAPSHOT = Path(__file__).resolve().parent / "tool_snapshot.json"
+#: The bundled sample (release layout) the snapshot was made from.
+SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 
 
 # ---------------------------------------------------------------- synthetic snapshot for the bundled sample
@@ -367,10 +329,8 @@ def synthetic_snapshot(records: Sequence[Mapping[str, Any]]) -> SnapshotBackend:
 
 
 def write_bundled_snapshot(sample_dir: Path | None = None, out: Path | None = None) -> Path:
-    """Regenerate ``sciprobe/data/scitaste_tool_snapshot.json`` from the bundled sample (both pools)."""
-    from sciprobe.benchmarks.scitaste import BENCHMARK
-
-    sample_dir = Path(sample_dir or BENCHMARK.sample_source)
+    """Regenerate ``sciprobe/benchmarks/scitaste/tool_snapshot.json`` from the bundled sample (both pools)."""
+    sample_dir = Path(sample_dir or SAMPLE_DIR)
     records = [json.loads(line) for pool in ("selected", "backup")
                for line in (sample_dir / f"{pool}.jsonl").read_text("utf-8").splitlines() if line.strip()]
     return synthetic_snapshot(records).dump(out or BUNDLED_SNAPSHOT)

@@ -22,7 +22,7 @@ from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.source import read_source
-from sciprobe.declaration import Benchmark, ConfigSpec, Parsed, TaskSpec
+from sciprobe.declaration import Benchmark, Command, ConfigSpec, Parsed, TaskSpec
 
 CITATION = """
 @article{sgibench2025,
@@ -303,4 +303,7 @@ BENCHMARK = Benchmark(
     tasks=TASKS,
     read_source=read_source,
     card_sections=CARD_SECTIONS,
+    commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files",
+                      "sciprobe.benchmarks.sgibench.cli"),),
+    lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",
 )

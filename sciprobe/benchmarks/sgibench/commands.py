@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from sciprobe.benchmarks.sgibench import external
+import sciprobe.benchmarks.sgibench.external as external
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.sgi.overall import sgi_score
 

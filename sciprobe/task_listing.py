@@ -1,0 +1,37 @@
+"""``sciprobe tasks``: every registered task with its metric, modes, kind, whether it needs a judge, what a
+predictions file holds for it, and its default data (like ``lighteval tasks list``). Read from the declarations
+only: nothing is built or loaded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.task_runner import runner_of
+
+    rows = []
+    for name in benchmarks or benchmark_names():
+        benchmark = get_benchmark(name)
+        for task in benchmark.tasks.values():
+            runner = runner_of(task)
+            rows.append({
+                "task": f"{name}:{task.name}", "metric": task.metric, "headline": task.headline,
+                "modes": list(task.modes), "kind": runner.kind, "judge": runner.judge,
+                "predictions": None if runner.replay_refusal else list(runner.prediction_fields(task)),
+                "data": "bundled sample" if benchmark.sample_source else "--data DIR (no bundled sample)",
+                "description": task.description,
+            })
+    return rows
+
+
+def format_tasks(rows: Sequence[dict[str, Any]]) -> str:
+    from sciprobe.summary import format_table
+
+    return format_table([{
+        "task": r["task"], "metric": f"{r['metric']}:{r['headline']}", "modes": ",".join(r["modes"]),
+        "kind": r["kind"], "judge": r["judge"],
+        "predictions file": ",".join(r["predictions"]) if r["predictions"] else "no (run it with evaluate)",
+        "data": r["data"]} for r in rows])

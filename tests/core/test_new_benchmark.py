@@ -1,0 +1,106 @@
+"""``sciprobe new-benchmark``: the scaffold works at once from every front door (build, evaluate, score, tasks,
+the lighteval card, the leaderboard) and writes nothing outside its own folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sciprobe.cli import main
+from sciprobe.llm.stub_server import StubServer
+
+from task_card_support import load_card
+
+REPO = Path(__file__).resolve().parents[2]
+NAME = f"toyclaims{os.getpid()}"
+
+
+def _git_status() -> set[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout
+    return set(out.splitlines())
+
+
+@pytest.fixture(scope="module")
+def scaffold():
+    from sciprobe import benchmarks
+    from sciprobe.scaffold import create_benchmark
+
+    before = _git_status() if (REPO / ".git").exists() else None
+    folder = create_benchmark(NAME, "Toy Claims")
+    try:
+        if before is not None:
+            added = _git_status() - before
+            assert added and all(line.startswith(f"?? sciprobe/benchmarks/{NAME}/") for line in added), added
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        benchmarks._load.cache_clear()
+        for module in [m for m in sys.modules if m.startswith(f"sciprobe.benchmarks.{NAME}")]:
+            del sys.modules[module]
+
+
+def verdict(body: dict) -> str:
+    prompt = body["messages"][-1]["content"]
+    return "It is about a paper." if prompt.startswith("Summarise") else "Answer: yes"
+
+
+def test_refuses_a_bad_or_taken_name(scaffold, capsys) -> None:
+    assert main(["new-benchmark", "Bad-Name"]) == 2
+    assert main(["new-benchmark", NAME]) == 2
+    err = capsys.readouterr().err
+    assert "lower-case letters" in err and "exists" in err
+
+
+def test_build_evaluate_score_and_tasks(scaffold, tmp_path, capsys) -> None:
+    assert main(["tasks", NAME]) == 0
+    listing = capsys.readouterr().out
+    assert f"{NAME}:verify " in listing and "two-step" in listing
+    assert main(["build", NAME, "--out", str(tmp_path / "data")]) == 0
+    with StubServer(reply=verdict) as stub:
+        model = f"openai/stub,base_url={stub.base_url},api_key=x"
+        assert main(["evaluate", f"{NAME}:verify", f"{NAME}:verify_after_summary", "--model", model, "--data",
+                     str(tmp_path / "data"), "--output-dir", str(tmp_path / "out"), "--no-cache"]) == 0
+        assert stub.count == 8 + 16  # one call per item, then two per item
+    results = json.loads(next((tmp_path / "out" / "results").rglob("results_*.json")).read_text())
+    scores = results["results"]
+    assert scores[f"{NAME}:verify|0"]["n_items"] == 8 and scores[f"{NAME}:verify|0"]["n_failed"] == 0
+    assert scores[f"{NAME}:verify_after_summary|0"]["n_items"] == 8
+    # all "yes" on 4 yes / 4 no: F1(yes) 2/3, F1(no) 0
+    assert scores[f"{NAME}:verify|0"]["macro_f1"] == pytest.approx(1 / 3)
+    predictions = tmp_path / "preds.jsonl"
+    rows = [json.loads(line) for line in (scaffold / "sample" / "claims.jsonl").read_text().splitlines()]
+    predictions.write_text("".join(json.dumps({"id": r["id"], "prediction": r["label"]}) + "\n" for r in rows))
+    assert main(["score", f"{NAME}:verify", "--predictions", str(predictions), "--data", str(tmp_path / "data"),
+                 "--output-dir", str(tmp_path / "scored")]) == 0
+    assert "1.000" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_both_tasks_run_on_the_bundled_model(scaffold, tmp_path) -> None:
+    assert main(["evaluate", f"{NAME}:verify", f"{NAME}:verify_after_summary", "--model", "local/smollm2",
+                 "--limit", "2", "--max-tokens", "16", "--output-dir", str(tmp_path / "out")]) == 0
+
+
+def test_lighteval_card_and_leaderboard_pick_it_up(scaffold, tmp_path, monkeypatch) -> None:
+    card = load_card(NAME)
+    assert [t.name for t in card.TASKS_TABLE] == [f"{NAME}:verify"]  # the two-step task needs its runner
+    from sciprobe.leaderboard.app import LeaderboardService, Settings, loadable_benchmarks
+    from sciprobe.leaderboard.store import SQLiteStore
+
+    assert NAME in loadable_benchmarks()
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DATA", "")
+    service = LeaderboardService(SQLiteStore(tmp_path / "store"), Settings.from_env(), [NAME])
+    rows = [json.loads(line) for line in (scaffold / "sample" / "claims.jsonl").read_text().splitlines()]
+    upload = tmp_path / "preds.jsonl"
+    upload.write_text("".join(json.dumps({"id": r["id"], "response": f"Answer: {r['label']}"}) + "\n" for r in rows))
+    message, record = service.submit("alice", f"{NAME}:verify", str(upload), "org/toy-model")
+    assert record.get("status") == "FINISHED", message
+    frame = service.table(NAME)
+    assert "verify macro_f1" in frame.columns and frame["verify macro_f1"].tolist() == [1.0]
