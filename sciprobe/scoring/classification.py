@@ -4,8 +4,8 @@ Every number is computed by scikit-learn itself, the library the official code c
 
 ``official``
     Reproduces ``irllm-framework@aa621e4`` ``evaluation.py`` (``Evaluator.calculate_metrics`` inside
-    ``evaluate_file``): an answer the regex could not parse is **dropped** (the official code ``continue``\ s
-    past it), then the pinned code builds ``confusion_matrix(y_true, y_pred)`` and unpacks it as
+    ``evaluate_file``): an answer the regex could not parse is **dropped** (the official code skips it),
+    then the pinned code builds ``confusion_matrix(y_true, y_pred)`` and unpacks it as
     ``TN, FP, FN, TP``. When a single class is left in gold ∪ predictions (or nothing is left) that matrix is
     1×1 (or empty), the unpacking raises, ``evaluate_file`` catches it and the file gets **no metrics**. Official
     mode then gives no number either: every value is ``None`` and ``no_score_reason`` says why. Otherwise the
@@ -131,7 +131,9 @@ def official_metrics(y_true: Sequence[bool] | np.ndarray,
     t, p = _bools(y_true), _bools(y_pred)
     if t.size == 0:
         return None, "no parsed answer is left: the official evaluate_file fails and gives no metrics"
-    cm = confusion_matrix(t, p)
+    with warnings.catch_warnings():  # "a single label was found": that is the failing case handled below
+        warnings.simplefilter("ignore")
+        cm = confusion_matrix(t, p)
     if cm.size != 4:
         label = "yes" if bool(t[0]) else "no"
         return None, (f"only one class ({label!r}) is left in gold and predictions after unparsable answers are "
