@@ -126,6 +126,118 @@ def _idr_tournament(case: dict) -> None:
     assert_same(report.values["per_query_ndcg@10"][0], want["ndcg_at_10"], "nDCG@10")
 
 
+# ----------------------------------------------------------------------------------------- SGI-Bench
+
+@checker("sgi_deep_research")
+def _sgi_deep_research(case: dict) -> None:
+    from sciprobe.scoring.sgi.deep_research import exact_match, extract_answer
+
+    spec, want = case["input"], case["upstream"]
+    assert_same(extract_answer(spec["response"]), want["model_answer"], "model_answer")
+    report = exact_match([spec["response"]], [spec["reference"]], parsed_answers=[spec["parser"]])
+    assert_same(report.values["per_item"][0], want["exact_match"], "exact_match")
+
+
+@checker("sgi_wet_experiment")
+def _sgi_wet(case: dict) -> None:
+    from sciprobe.scoring.sgi._common import official_model_answer
+    from sciprobe.scoring.sgi.wet_experiment import score_item
+
+    spec, want = case["input"], case["upstream"]
+    assert_same(official_model_answer(spec["response"]), want["model_answer"], "model_answer")
+    item = score_item(spec["reference"], spec["response"], "official")
+    if "raised" in want:  # upstream's script stops: sciprobe records the item as a failure
+        assert item["status"] == "upstream_crash"
+        return
+    for key in ("ss", "pa", "final"):
+        assert_same(item[key], want[key], key)
+
+
+@checker("sgi_reasoning")
+def _sgi_reasoning(case: dict) -> None:
+    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy, reasoning_validity
+
+    spec, want = case["input"], case["upstream"]
+    mca = multiple_choice_accuracy([spec["response"]], [spec["answer"]]).values["per_item"][0]
+    assert_same(mca, want["mca"], "MCA")
+    rv = reasoning_validity([spec["judge_reply"]]).values["per_item"][0]
+    assert_same(rv, want["rv"], "RV")
+
+
+@checker("sgi_idea_objective")
+def _sgi_idea(case: dict) -> None:
+    from sciprobe.scoring.sgi.idea import DIMENSIONS, Votes, score_item
+
+    from parity.stub_embedder import HashEmbedder
+
+    spec, want = case["input"], case["upstream"]
+    item = score_item(json.dumps(spec["generated"]), spec["row"], votes=Votes(), mode="official",
+                      embedder=HashEmbedder())
+    if "raised" in want:
+        assert item["status"] in ("upstream_error", "bad_reference"), item
+        return
+    for dim in DIMENSIONS:
+        assert_same(item["objective"][dim] * 10, want[f"{dim}_objective"], f"{dim} objective")
+    assert_same(item["final"], want["final_score"], "final_score (no judge votes)")
+
+
+_SGI_HEADLINES = {"deep_research": ("exact_match", 100), "idea_generation": ("final_score", 1),
+                  "dry_experiment": ("PassAll@5", 100), "wet_experiment": ("final_score", 100),
+                  "experimental_reasoning": ("MCA", 100)}
+
+
+@checker("sgi_score")
+def _sgi_score(case: dict) -> None:
+    from sciprobe.scoring.sgi._common import mean
+    from sciprobe.scoring.sgi.overall import sgi_score
+
+    components = {}
+    for name, (metric, scale) in _SGI_HEADLINES.items():
+        items = case["input"]["logs"][name]
+        components[name] = {"score": mean([float(i[metric]) for i in items]) * scale,
+                            "coverage": {"n_items": len(items), "n_scored": len(items), "n_failed": 0}}
+    report = sgi_score(components, mode="official")
+    want = case["upstream"]
+    if "raised" in want:
+        assert report.values["sgi_score"] is None and report.values["refused_components"]
+        return
+    for name, value in want["components"].items():
+        assert_same(report.values["components"][name], value, name)
+    assert_same(f"{report.values['sgi_score']:.2f}", want["sgi_score"], "SGI-Score as printed")
+
+
+# ----------------------------------------------------------------------------------------- PreScience
+
+@checker("prescience_ranking")
+def _prescience_ranking(case: dict) -> None:
+    from sciprobe.benchmarks.prescience.ranking import score_rankings
+
+    instances, want = case["input"]["instances"], case["upstream"]
+    preds, golds = [i["pred"] for i in instances], [i["gold"] for i in instances]
+    if "raised" in want:
+        with pytest.raises(SciprobeError):
+            score_rankings(preds, golds, variant="calculate_ndcg")
+        return
+    values = score_rankings(preds, golds, variant="calculate_ndcg").values
+    agg = want["aggregates"]
+    for ours, theirs in (("ndcg@1000", "avg_ndcg"), ("r_precision", "avg_precision"), ("recall@R", "avg_recall"),
+                         ("f1@R", "avg_f1"), ("n_queries", "num_instances")):
+        assert_same(values[ours], agg[theirs], ours)
+    assert_same(values["per_query_ndcg"], want["per_instance_ndcg"], "per-instance nDCG")
+
+
+@checker("prescience_lacer_parse")
+def _lacer_parse(case: dict) -> None:
+    from sciprobe.scoring.lacer import parse_score
+
+    got = parse_score(case["input"]["reply"], "official")
+    want = case["upstream"]
+    if "raised" in want:
+        assert got is None, got
+    else:
+        assert_same(got, want["score"], "score")
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 PARAMS = _load()

@@ -13,6 +13,8 @@ Two modes:
     ``sum(...) / n`` as upstream. Ids are compared as given: an integer id never matches a string id; a
     duplicated predicted id counts at every position (nDCG can exceed 1); a duplicated gold id adds a term to
     the ideal DCG. Lists are cut at k = 1000 (the tasks' output contract; upstream's lists have 1000 ids).
+    Means are left-to-right sums (the ``sum()`` of Python 3.10/3.11; PreScience documents Python 3.10+, and
+    Python >= 3.12 compensates float sums, which can move the last bit).
     T5 (``ndcg_at_k``, a later upstream commit) keeps the strict computation below in both modes.
 ``strict`` (corrected)
     Input hygiene (pitfall 10): ids are strings, a duplicate id is an error; ids outside the candidate pool
@@ -35,6 +37,7 @@ import numpy as np
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.ranking import ranking_metrics
+from sciprobe.scoring.summation import plain_sum
 from sciprobe.scoring.report import Coverage, ScoreReport
 
 VARIANTS = ("calculate_ndcg", "ndcg_at_k")
@@ -151,7 +154,7 @@ def _official_rankings(predictions: Sequence[Sequence[Any] | None], references: 
         per_query.append((_calculate_ndcg(ranked, gold), *_set_precision_recall_f1(ranked[:len(gold)], gold)))
     n = len(per_query)
     columns = list(zip(*per_query))
-    ndcg, precision, recall, f1 = (sum(c) / n for c in columns)
+    ndcg, precision, recall, f1 = (plain_sum(c) / n for c in columns)  # Python 3.10/3.11 sum(), as documented
     notes = []
     if n_failed:
         notes.append(f"{n_failed} missing ranking(s) scored as empty lists")

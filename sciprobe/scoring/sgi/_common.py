@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.scoring.summation import compensated_sum
 
 MODES = ("official", "paper")
 Messages = list[dict[str, Any]]
@@ -139,7 +140,9 @@ def bracketed_literal(text: str | None, open_char: str, close_char: str) -> Any 
 
 
 def mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else 0.0
+    """``sum(values) / len(values)`` with the ``sum()`` of Python >= 3.12 (SGI-Bench runs on Python 3.13),
+    whatever Python runs sciprobe; 0.0 for no values."""
+    return float(compensated_sum(values) / len(values)) if values else 0.0
 
 
 def pct(value: float) -> float:

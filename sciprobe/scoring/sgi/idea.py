@@ -469,7 +469,8 @@ def objective_terms(generated: Mapping[str, Any], reference: Mapping[str, Any], 
     sents = sentences_of(idea) or ([idea] if idea.strip() else [])
     hits = 0
     for kw in keywords:
-        if kw.casefold() in idea.casefold() or sents and float(cosine_matrix(encode([kw]), encode(sents)).max()) >= keyword_threshold:
+        literal = kw.casefold() in idea.casefold()
+        if literal or sents and float(cosine_matrix(encode([kw]), encode(sents)).max()) >= keyword_threshold:
             hits += 1
     effectiveness = 10.0 * hits / len(keywords) if keywords else 0.0
     completeness = 10.0 * sum(bool(generated.get(s)) for s in SECTIONS) / len(SECTIONS)

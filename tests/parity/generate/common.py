@@ -23,10 +23,10 @@ def stub_module(name: str, **attrs: Any) -> types.ModuleType:
 
 
 def load_defs(path: Path, namespace: dict[str, Any] | None = None, keep: Iterable[str] = (),
-              imports: bool = True) -> dict[str, Any]:
+              imports: bool = True, only: Iterable[str] | None = None) -> dict[str, Any]:
     """Execute only the imports (unless ``imports=False``: pass what the functions need in ``namespace``), the
-    function/class definitions and the named top-level assignments of an upstream script (its top-level code
-    reads files, loads datasets or calls APIs); returns the namespace."""
+    function/class definitions (only those named in ``only`` when given) and the named top-level assignments of
+    an upstream script (its top-level code reads files, loads datasets or calls APIs); returns the namespace."""
     source = Path(path).read_text(encoding="utf-8")
     tree = ast.parse(source)
     keep = set(keep)
@@ -36,7 +36,8 @@ def load_defs(path: Path, namespace: dict[str, Any] | None = None, keep: Iterabl
             if imports:
                 body.append(node)
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            body.append(node)
+            if only is None or node.name in set(only):
+                body.append(node)
         elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in keep for t in node.targets):
             body.append(node)
     module = ast.Module(body=body, type_ignores=[])

@@ -53,7 +53,8 @@ IPI_REPLIES = [
     'Your verdict: No\nConfidence score: 30\nSubject: ["a", ["b"]]',
     "Your verdict: No\nConfidence score: -5\nSubject: []",
     "Your verdict: Yes\nConfidence score: 1\nSubject: []\nYour verdict: No\nConfidence score: 2\nSubject: []",
-    "Your verdict: No\r\nConfidence score: 100\r\nSubject: [\"Computer Science, Electrical Engineering and System Science\"]",
+    "Your verdict: No\r\nConfidence score: 100\r\n"
+    "Subject: [\"Computer Science, Electrical Engineering and System Science\"]",
     "Your verdict:\tNo\tConfidence score:\t0\tSubject:\t[]",
     "",
     "Verdict: Yes\nConfidence: 80\nSubject: []",
@@ -194,7 +195,8 @@ def classification_cases(evaluation) -> list[dict]:
         ("all_no_correct", [{"id": f"b{j}", "gold": "no", "official": "no"} for j in range(6)]),
         ("one_class_left_after_drop", [{"id": "c1", "gold": "yes", "official": "yes"},
                                        {"id": "c2", "gold": "no", "official": None}]),
-        ("nothing_parsed", [{"id": "d1", "gold": "yes", "official": None}, {"id": "d2", "gold": "no", "official": None}]),
+        ("nothing_parsed", [{"id": "d1", "gold": "yes", "official": None},
+                            {"id": "d2", "gold": "no", "official": None}]),
         ("gold_one_class_preds_two", [{"id": "e1", "gold": "no", "official": "yes"},
                                       {"id": "e2", "gold": "no", "official": "no"}]),
         ("excluded_paper_removed", [{"id": "2411.04715", "gold": "yes", "official": "no"},
@@ -205,7 +207,8 @@ def classification_cases(evaluation) -> list[dict]:
         ("single_item", [{"id": "z", "gold": "yes", "official": "no"}]),
         ("all_wrong", [{"id": f"w{j}", "gold": g, "official": "no" if g == "yes" else "yes"}
                        for j, g in enumerate(["yes", "no", "yes", "no"])]),
-        ("duplicate_ids", [{"id": "dup", "gold": "yes", "official": "yes"}, {"id": "dup", "gold": "no", "official": "yes"},
+        ("duplicate_ids", [{"id": "dup", "gold": "yes", "official": "yes"},
+                           {"id": "dup", "gold": "no", "official": "yes"},
                            {"id": "dup", "gold": "no", "official": "no"}]),
     ]
     cases = []
