@@ -41,10 +41,14 @@ def flat(report: ScoreReport) -> dict[str, Any]:
 
 
 def assert_matches(actual: dict[str, Any], expected: dict[str, Any]) -> None:
+    if "confusion_matrix" in actual and isinstance(actual["confusion_matrix"], list):
+        actual = {**actual, "confusion_matrix_flat": [x for row in actual["confusion_matrix"] for x in row]}
     for key, want in expected.items():
         assert key in actual, f"missing key {key!r}"
         got = actual[key]
-        if want == "nan":
+        if want is None:
+            assert got is None, f"{key}: expected None (no number), got {got!r}"
+        elif want == "nan":
             assert isinstance(got, float) and math.isnan(got), f"{key}: expected NaN, got {got!r}"
         elif isinstance(want, str):
             assert got == want, f"{key}: expected {want!r}, got {got!r}"

@@ -48,10 +48,14 @@ class TableEmbedder:
     def __init__(self, table: dict[str, list[float]]) -> None:
         self.table = table
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], normalize_embeddings: bool = False) -> np.ndarray:
         missing = [t for t in texts if t not in self.table]
         assert not missing, f"case lacks embeddings for {missing}"
-        return np.array([self.table[t] for t in texts], dtype=float)
+        out = np.array([self.table[t] for t in texts], dtype=float)
+        if normalize_embeddings:  # as SentenceTransformer.encode: unit rows, a zero row stays zero
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out = out / np.where(norms == 0, 1, norms)
+        return out
 
 
 def _raises(messages: Any) -> str:

@@ -17,10 +17,12 @@ Scores Yes/No answers of the IDRBench classification tasks: IPI (is this paper i
 macro-F1; positive-class F1, negative-class F1, TPR, TNR, accuracy and balanced accuracy are reported beside it
 together with how many answers could not be parsed.
 
-Two modes. `official` reproduces the released scoring code (irllm-framework@aa621e4): unparsable answers are
-dropped, then macro-F1 is averaged over the labels present in gold and predictions (scikit-learn's
-`f1_score(average="macro", zero_division=0)`). `strict` keeps unparsable answers in the denominator, scores
-each one as wrong (or as a "No" answer with `failure_policy="no"`) and averages F1 over both classes.
+Two modes, both computed by scikit-learn. `official` reproduces the released scoring code
+(irllm-framework@aa621e4): unparsable answers are dropped, then its metrics dict is computed (macro-F1 =
+`f1_score(average="macro", zero_division=0)`, confusion matrix, per-class and weighted F1, G-mean, ROC-AUC on
+hard labels); where one class is left the released code gives no metrics and official mode gives no number
+(`None`, with `no_score_reason`). `strict` keeps unparsable answers in the denominator, scores each one as
+wrong (or as a "No" answer with `failure_policy="no"`) and averages F1 over both classes.
 An empty string in `predictions` marks an answer that could not be parsed.
 """
 
@@ -39,7 +41,11 @@ Args:
 Returns:
     mode (`str`): "official" or "strict".
     failure_policy (`str`): "drop" in official mode, else the policy used.
-    macro_f1 (`float`): official: mean F1 over labels present; strict: mean of F1(no) and F1(yes).
+    macro_f1 (`float` or None): official: scikit-learn macro-F1, None where the released code has no metrics
+        (one class left after the drop); strict: mean of F1(no) and F1(yes).
+    confusion_matrix, size, precision, recall, f1_score_0, f1_score_1, weighted_f1_score, gmean_f1_score, auc:
+        official mode only, the released code's metrics dict (precision/recall of "yes").
+    no_score_reason (`str`): official mode only, why there is no number.
     positive_f1 (`float`): F1 of the positive class. The paper's "random 0.176" baseline is this number.
     negative_f1 (`float`): F1 of the other class.
     tpr (`float`): recall of the positive class. tnr (`float`): recall of the other class.
@@ -65,12 +71,12 @@ Examples:
     >>> print(results["mode"], results["macro_f1"], results["accuracy"], results["n_scored"])
     strict 0.2 0.25 4
 
-    When only one label survives the drop, official macro-F1 averages that single class:
+    When only one label survives the drop, the released code gives no metrics, so official mode has no number:
 
     >>> results = idr_classification.compute(
     ...     predictions=["yes", "yes", ""], references=["yes", "yes", "no"])
     >>> print(results["macro_f1"], results["positive_f1"], results["parse_failure_rate"])
-    1.0 1.0 0.3333333333333333
+    None None 0.3333333333333333
     >>> results = idr_classification.compute(
     ...     predictions=["yes", "yes", ""], references=["yes", "yes", "no"], mode="strict")
     >>> print(results["macro_f1"], results["positive_f1"], results["negative_f1"])

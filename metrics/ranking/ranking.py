@@ -30,8 +30,9 @@ IDRBench I2R headline number), nDCG@k with a log2 discount and an ideal ranking 
 hits@k, recall@k and R-precision, plus the per-query reciprocal ranks needed for paired significance tests.
 
 Candidates with equal scores can be ordered three ways (`tie_policy`): "as_given" scores the list order;
-"alphabetical" re-sorts by (score descending, id ascending), which is the official IDRBench I2R rule where ids
-are paper titles; "expected_rank" returns the exact expectation of every metric when the order inside each
+"alphabetical" re-sorts by (score descending, id ascending), the IDRBench I2R ordering rule where ids are paper
+titles (its MRR equals the official one for unique titles; the official nDCG@10 and duplicate titles are handled
+by the I2R task's official mode, not here); "expected_rank" returns the exact expectation of every metric when the order inside each
 group of equal scores is uniformly random.
 """
 
@@ -44,7 +45,7 @@ Args:
         is one relevant id). Each query needs at least one relevant id.
     scores (`list` of `list` of `float`, optional): per query, one score per candidate, aligned with
         `predictions` (higher is better). Required by "alphabetical" and "expected_rank".
-    tie_policy (`str`, default "as_given"): "as_given", "alphabetical" (official IDRBench I2R) or
+    tie_policy (`str`, default "as_given"): "as_given", "alphabetical" (IDRBench I2R ordering) or
         "expected_rank" (exact expectation over random orderings of tied candidates).
     k_values (`list` of `int`, default [1, 3, 5, 10]): cut-offs for ndcg@k, hits@k and recall@k.
     require_relevant_in_candidates (`bool`, default False): raise if a relevant id is not among a query's

@@ -4,10 +4,14 @@
 1. ``rounds`` rounds (10). At the start of each round players are sorted by (-points, title).
 2. With an odd number of players, the lowest-ranked player who has not had a bye gets one, worth +1.
 3. Greedy pairing: each unpaired player, in order, meets the next unpaired player it has not met yet
-   (late rounds can leave players unpaired).
+   (late rounds can leave players unpaired). Upstream remembers past opponents by **title**: two players
+   with the same title count as one opponent (``opponents_by="title"``, the default = official). The
+   corrected rule remembers them by player (``opponents_by="index"``).
 4. "Paper 1" is always the higher-sorted player (no position swap).
 5. The winner gets +1; an unparsable answer gives no point; the pair still counts as having met.
 6. Round 1: all points are 0, so the first pairing is alphabetical by title.
+7. Ties in (-points, title) keep the order of ``titles`` (Python's stable sort): pass the players in
+   upstream's order (the distractors of ``list``, then the ``target_paper`` entries) to reproduce it.
 
 Pairings are fixed at the start of a round, so all comparisons of a round can be asked at once; the
 number of calls equals upstream's. :class:`SwissTournament` is a pure state machine; the driver in
@@ -31,6 +35,7 @@ class Match:
 class SwissTournament:
     titles: list[str]
     rounds: int = 10
+    opponents_by: str = "title"  # "title" (official, upstream) or "index" (corrected)
     points: list[int] = field(init=False)
     met: list[set[int]] = field(init=False)
     had_bye: set[int] = field(init=False, default_factory=set)
@@ -40,8 +45,15 @@ class SwissTournament:
     _pending: list[Match] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.opponents_by not in ("title", "index"):
+            raise ValueError(f"opponents_by must be 'title' or 'index', got {self.opponents_by!r}")
         self.points = [0] * len(self.titles)
         self.met = [set() for _ in self.titles]
+
+    def _have_met(self, first: int, second: int) -> bool:
+        if self.opponents_by == "index":
+            return second in self.met[first]
+        return any(self.titles[j] == self.titles[second] for j in self.met[first])
 
     def order(self) -> list[int]:
         """Players by (-points, title); the index only breaks ties between identical titles."""
@@ -73,7 +85,7 @@ class SwissTournament:
             if first in paired:
                 continue
             for second in order[pos + 1:]:
-                if second not in paired and second not in self.met[first]:
+                if second not in paired and not self._have_met(first, second):
                     matches.append(Match(self.round, first, second))
                     paired.update((first, second))
                     break
@@ -100,9 +112,9 @@ class SwissTournament:
         return [(self.titles[i], self.points[i]) for i in self.order()]
 
 
-def play(titles: list[str], decide, rounds: int = 10) -> SwissTournament:
+def play(titles: list[str], decide, rounds: int = 10, opponents_by: str = "title") -> SwissTournament:
     """Play a whole tournament with ``decide(list[Match]) -> list[winner]`` (one call per round)."""
-    tournament = SwissTournament(list(titles), rounds)
+    tournament = SwissTournament(list(titles), rounds, opponents_by)
     while not tournament.finished:
         matches = tournament.next_round()
         tournament.record(decide(matches) if matches else [])

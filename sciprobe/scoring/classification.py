@@ -1,22 +1,27 @@
 """Binary (Yes/No) classification scores for IDRBench IPI and I3 (spec ``idrbench.md`` §5.1, §9.2, §9.11, §9.12).
 
-Two modes:
+Every number is computed by scikit-learn itself, the library the official code calls. Two modes:
 
 ``official``
-    Reproduces ``irllm-framework@aa621e4`` ``evaluation.py``: an answer the regex could not parse is
-    **dropped** (``continue``), then macro-F1 is sklearn's
-    ``f1_score(y_true, y_pred, average="macro", zero_division=0)`` on Python bools, i.e. the mean F1 over the
-    labels *present* in ``y_true ∪ y_pred``. When only one label is present (every gold and every parsed
-    prediction is the same class) that mean has a single term and the macro-F1 is 1.0. The F1 arithmetic is
-    re-implemented here in numpy with sklearn's exact formula ``2·tp / (2·tp + fp + fn)``.
+    Reproduces ``irllm-framework@aa621e4`` ``evaluation.py`` (``Evaluator.calculate_metrics`` inside
+    ``evaluate_file``): an answer the regex could not parse is **dropped** (the official code skips it),
+    then the pinned code builds ``confusion_matrix(y_true, y_pred)`` and unpacks it as
+    ``TN, FP, FN, TP``. When a single class is left in gold ∪ predictions (or nothing is left) that matrix is
+    1×1 (or empty), the unpacking raises, ``evaluate_file`` catches it and the file gets **no metrics**. Official
+    mode then gives no number either: every value is ``None`` and ``no_score_reason`` says why. Otherwise the
+    report carries upstream's full metrics dict: ``confusion_matrix`` (``[[TN, FP], [FN, TP]]``), ``accuracy``,
+    positive-class ``precision`` / ``recall``, ``f1_score_0`` / ``f1_score_1``, ``macro_f1`` (=
+    ``f1_score(average="macro", zero_division=0)``), ``weighted_f1_score``, ``gmean_f1_score`` (scipy
+    ``gmean`` of the per-class F1) and ``auc`` (``roc_auc_score`` on the hard labels, ``None`` when gold has one
+    class), plus ``size``.
 
 ``strict`` (alias ``paper``; spec §9.2 recommendation)
     Unparsable answers stay in the denominator and are scored by ``failure_policy``: ``"wrong"`` = counted as
     the opposite of the gold label, ``"no"`` = counted as a "No" answer. Macro-F1 is the unweighted mean of
-    F1(No) and F1(Yes) over **both** classes (the paper's definition); a class absent from gold and predictions
-    contributes 0 (``zero_division=0``).
+    F1(No) and F1(Yes) over **both** classes (the paper's definition, ``labels=[False, True]``); a class absent
+    from gold and predictions contributes 0 (``zero_division=0``).
 
-Every report also carries positive-class F1, negative-class F1, TPR / TNR (Fig. 4 of the paper), accuracy,
+Both modes also report positive-class F1, negative-class F1, TPR / TNR (Fig. 4 of the paper), accuracy,
 balanced accuracy, ``n_parsed`` and ``parse_failure_rate`` (spec §9.11: label every number precisely; the
 paper's "random 0.176" is a positive-class F1).
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,7 +39,8 @@ import numpy as np
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.report import Coverage, ScoreReport
 
-__all__ = ["LABELS", "binary_classification", "normalize_label", "sklearn_macro_f1", "subject_set_f1"]
+__all__ = ["LABELS", "binary_classification", "normalize_label", "official_metrics", "sklearn_macro_f1",
+           "subject_set_f1"]
 
 #: Label order used for reports: index 0 = "no" (False), index 1 = "yes" (True).
 LABELS: tuple[str, str] = ("no", "yes")
@@ -69,63 +76,85 @@ def normalize_label(value: Any, *, field: str = "label", index: int | None = Non
     raise SciprobeError(f"{where}: unknown label {value!r} (expected {hint})")
 
 
-def _per_label_f1(y_true: np.ndarray, y_pred: np.ndarray, label: bool, zero_division: float) -> float:
-    """sklearn's F1 for one label: ``2·tp / (2·tp + fp + fn)``, ``zero_division`` when the denominator is 0."""
-    true_is = y_true == label
-    pred_is = y_pred == label
-    tp = int(np.count_nonzero(true_is & pred_is))
-    denom = int(np.count_nonzero(true_is)) + int(np.count_nonzero(pred_is))  # = 2·tp + fn + fp
-    if denom == 0:
-        return float(zero_division)
-    return float(2 * tp / denom)
+def _bools(y: Sequence[bool] | np.ndarray) -> np.ndarray:
+    return np.asarray(y, dtype=bool)
 
 
 def sklearn_macro_f1(y_true: Sequence[bool] | np.ndarray, y_pred: Sequence[bool] | np.ndarray, *,
                      labels: Sequence[bool] | None = None, zero_division: float = 0.0) -> float:
-    """Macro-F1 with the semantics of ``sklearn.metrics.f1_score(average="macro", zero_division=...)``.
+    """``sklearn.metrics.f1_score(average="macro", zero_division=...)`` on bool labels.
 
     ``labels=None`` averages over the sorted union of labels present in ``y_true`` and ``y_pred`` (sklearn's
     default, used by the official IDRBench code); pass ``labels=(False, True)`` for the both-classes mean.
     Empty input raises :class:`SciprobeError` (sklearn raises ``ValueError`` too).
     """
-    t = np.asarray(y_true, dtype=bool)
-    p = np.asarray(y_pred, dtype=bool)
+    from sklearn.metrics import f1_score
+
+    t, p = _bools(y_true), _bools(y_pred)
     if t.shape != p.shape or t.ndim != 1:
         raise SciprobeError(f"y_true and y_pred must be 1-D and equally long, got {t.shape} and {p.shape}")
     if t.size == 0:
         raise SciprobeError("macro-F1 of an empty sample is undefined")
-    use = np.union1d(t, p) if labels is None else np.asarray(labels, dtype=bool)
-    scores = [_per_label_f1(t, p, bool(lab), zero_division) for lab in use]
-    return float(np.mean(scores))
+    return float(f1_score(t, p, labels=None if labels is None else [bool(x) for x in labels], average="macro",
+                          zero_division=zero_division))
 
 
-def _recall(y_true: np.ndarray, y_pred: np.ndarray, label: bool) -> float:
-    support = int(np.count_nonzero(y_true == label))
-    if support == 0:
-        return 0.0
-    return float(np.count_nonzero((y_true == label) & (y_pred == label)) / support)
+_BOTH = [False, True]
+_OFFICIAL_KEYS = ("size", "confusion_matrix", "accuracy", "precision", "recall", "f1_score_0", "f1_score_1",
+                  "macro_f1", "weighted_f1_score", "gmean_f1_score", "auc")
+_SHARED_KEYS = ("positive_f1", "negative_f1", "tpr", "tnr", "balanced_accuracy")
 
 
-def _values(y_true: np.ndarray, y_pred: np.ndarray, *, official: bool, positive: bool) -> dict[str, float]:
-    """All classification numbers for one (already filtered / imputed) sample."""
-    if y_true.size == 0:
-        nan = float("nan")
-        return {k: nan for k in ("macro_f1", "positive_f1", "negative_f1", "tpr", "tnr", "accuracy",
-                                 "balanced_accuracy")}
-    macro = sklearn_macro_f1(y_true, y_pred, labels=None if official else (False, True))
-    tpr = _recall(y_true, y_pred, positive)
-    tnr = _recall(y_true, y_pred, not positive)
-    present = [lab for lab in (False, True) if np.any(y_true == lab)]
-    balanced = float(np.mean([_recall(y_true, y_pred, lab) for lab in present]))
+def _shared_values(y_true: np.ndarray, y_pred: np.ndarray, positive: bool) -> dict[str, float]:
+    """Per-class F1 and recall over both classes (0 for a class with no support), balanced accuracy."""
+    from sklearn.metrics import balanced_accuracy_score, f1_score, recall_score
+
+    f1 = f1_score(y_true, y_pred, labels=_BOTH, average=None, zero_division=0)
+    recall = recall_score(y_true, y_pred, labels=_BOTH, average=None, zero_division=0)
+    with warnings.catch_warnings():  # "y_pred contains classes not in y_true": mean over the gold classes
+        warnings.simplefilter("ignore")
+        balanced = balanced_accuracy_score(y_true, y_pred)
+    pos, neg = int(positive), int(not positive)
+    return {"positive_f1": float(f1[pos]), "negative_f1": float(f1[neg]), "tpr": float(recall[pos]),
+            "tnr": float(recall[neg]), "balanced_accuracy": float(balanced)}
+
+
+def official_metrics(y_true: Sequence[bool] | np.ndarray,
+                     y_pred: Sequence[bool] | np.ndarray) -> tuple[dict[str, Any] | None, str | None]:
+    """The metrics dict of ``irllm-framework@aa621e4`` ``Evaluator.calculate_metrics`` for parsed answers, or
+    ``(None, reason)`` where its ``evaluate_file`` fails and the file gets no metrics (a 1×1 or empty confusion
+    matrix cannot be unpacked as ``TN, FP, FN, TP``)."""
+    from scipy.stats import gmean
+    from sklearn.metrics import (accuracy_score, confusion_matrix, f1_score, precision_score, recall_score,
+                                 roc_auc_score)
+
+    t, p = _bools(y_true), _bools(y_pred)
+    if t.size == 0:
+        return None, "no parsed answer is left: the official evaluate_file fails and gives no metrics"
+    with warnings.catch_warnings():  # "a single label was found": that is the failing case handled below
+        warnings.simplefilter("ignore")
+        cm = confusion_matrix(t, p)
+    if cm.size != 4:
+        label = "yes" if bool(t[0]) else "no"
+        return None, (f"only one class ({label!r}) is left in gold and predictions after unparsable answers are "
+                      "dropped: the official evaluate_file fails (its confusion matrix is 1x1) and gives no metrics")
+    f1 = f1_score(t, p, average=None, zero_division=0)
+    with warnings.catch_warnings():  # gmean of a zero F1 is 0 (log(0) warns)
+        warnings.simplefilter("ignore")
+        gmean_f1 = float(gmean(f1))
     return {
-        "macro_f1": macro,
-        "positive_f1": _per_label_f1(y_true, y_pred, positive, 0.0),
-        "negative_f1": _per_label_f1(y_true, y_pred, not positive, 0.0),
-        "tpr": tpr,
-        "tnr": tnr,
-        "accuracy": float(np.mean(y_true == y_pred)),
-        "balanced_accuracy": balanced,
-    }
+        "size": int(t.size),
+        "confusion_matrix": cm.tolist(),
+        "accuracy": float(accuracy_score(t, p)),
+        "precision": float(precision_score(t, p, zero_division=0)),
+        "recall": float(recall_score(t, p, zero_division=0)),
+        "f1_score_0": float(f1[0]),
+        "f1_score_1": float(f1[1]),
+        "macro_f1": float(f1_score(t, p, average="macro", zero_division=0)),
+        "weighted_f1_score": float(f1_score(t, p, average="weighted", zero_division=0)),
+        "gmean_f1_score": gmean_f1,
+        "auc": float(roc_auc_score(t, p)) if np.unique(t).size > 1 else None,
+    }, None
 
 
 def binary_classification(predictions: Sequence[Any], references: Sequence[Any], *, mode: str = "official",
@@ -136,21 +165,21 @@ def binary_classification(predictions: Sequence[Any], references: Sequence[Any],
         predictions: one label per item (``"yes"``/``"no"`` case-insensitive, bool, 0/1), or ``None`` when
             the model's answer could not be parsed.
         references: gold labels, same forms, no ``None``.
-        mode: ``"official"`` (drop unparsable items, sklearn macro-F1 over the labels present) or
-            ``"strict"`` (keep them, impute by ``failure_policy``, macro-F1 over both classes). ``"paper"`` is
-            accepted as an alias of ``"strict"``; the report records ``"strict"``.
+        mode: ``"official"`` (drop unparsable items, upstream's metrics dict; no number where upstream has
+            none) or ``"strict"`` (keep them, impute by ``failure_policy``, macro-F1 over both classes).
+            ``"paper"`` is accepted as an alias of ``"strict"``; the report records ``"strict"``.
         failure_policy: strict mode only: ``"wrong"`` (opposite of gold) or ``"no"`` (a "No" answer).
             Official mode ignores it and records ``failure_policy="drop"`` in ``params``.
         positive: which class is "positive" for ``positive_f1`` / ``tpr`` (default ``"yes"``); ``negative_f1``
-            / ``tnr`` refer to the other class.
+            / ``tnr`` refer to the other class. Upstream's ``precision`` / ``recall`` are always for "yes".
 
     Returns:
         A :class:`ScoreReport` with values ``macro_f1, positive_f1, negative_f1, tpr, tnr, accuracy,
-        balanced_accuracy, n_parsed, parse_failure_rate`` and coverage ``n_items`` (all items), ``n_failed``
-        (unparsable) and ``n_scored`` (official: parsed items only; strict: all items). F1 of a class with no
-        gold and no predicted item, and the recall of a class with no gold item, are 0; balanced accuracy is
-        the mean recall over the classes present in the gold labels (sklearn's ``balanced_accuracy_score``).
-        If official mode has no parsed item left, every rate is NaN (sklearn would raise) and a note says so.
+        balanced_accuracy, n_parsed, parse_failure_rate`` (official mode adds upstream's ``size,
+        confusion_matrix, precision, recall, f1_score_0, f1_score_1, weighted_f1_score, gmean_f1_score, auc``)
+        and coverage ``n_items`` (all items), ``n_failed`` (unparsable) and ``n_scored`` (official: parsed
+        items only; strict: all items). Where the official code gives no metrics (one class left, or none),
+        every metric value is ``None``, ``no_score_reason`` says why and ``n_scored`` is 0.
 
     Raises:
         SciprobeError: empty input, length mismatch, unknown label, ``None`` in references, bad option.
@@ -168,7 +197,6 @@ def binary_classification(predictions: Sequence[Any], references: Sequence[Any],
     if not preds:
         raise SciprobeError("binary_classification needs at least one item, got empty predictions/references")
     canonical_mode = _MODES[mode]
-    official = canonical_mode == "official"
     pos = _TEXT_LABELS[positive]
 
     gold = np.array([normalize_label(r, field="references", index=i) for i, r in enumerate(refs)], dtype=bool)
@@ -177,33 +205,35 @@ def binary_classification(predictions: Sequence[Any], references: Sequence[Any],
     n_items = len(parsed)
     n_failed = int(failed.sum())
     notes: list[str] = []
+    values: dict[str, Any]
 
-    if official:
-        keep = ~failed
-        y_true = gold[keep]
+    if canonical_mode == "official":
+        y_true = gold[~failed]
         y_pred = np.array([p for p in parsed if p is not None], dtype=bool)
         n_scored = n_items - n_failed
         params: dict[str, Any] = {"failure_policy": "drop", "positive": positive}
         if n_failed:
             notes.append(f"official mode dropped {n_failed} unparsable item(s) of {n_items} before scoring")
-        if n_scored == 0:
-            notes.append("official mode: no parsed item left; metrics are NaN (the official code would fail)")
-        elif np.union1d(y_true, y_pred).size == 1:
-            notes.append("official mode: only one label present in gold ∪ predictions; "
-                         "macro-F1 averages that single class (sklearn semantics)")
-    else:
-        if failure_policy == "wrong":
-            imputed = ~gold
+        metrics, reason = official_metrics(y_true, y_pred)
+        if metrics is None:
+            values = {k: None for k in (*_OFFICIAL_KEYS, *_SHARED_KEYS)}
+            values["no_score_reason"] = reason
+            n_scored = 0
+            notes.append(f"official mode: no number: {reason}")
         else:
-            imputed = np.zeros_like(gold)
+            values = {**metrics, **_shared_values(y_true, y_pred, pos)}
+    else:
+        imputed = ~gold if failure_policy == "wrong" else np.zeros_like(gold)
         y_pred = np.where(failed, imputed, np.array([bool(p) for p in parsed], dtype=bool))
         y_true = gold
         n_scored = n_items
         params = {"failure_policy": failure_policy, "positive": positive}
         if mode != canonical_mode:
             notes.append(f"mode {mode!r} is an alias of {canonical_mode!r}")
+        from sklearn.metrics import accuracy_score
 
-    values: dict[str, Any] = _values(y_true, y_pred, official=official, positive=pos)
+        values = {"macro_f1": sklearn_macro_f1(y_true, y_pred, labels=_BOTH), **_shared_values(y_true, y_pred, pos),
+                  "accuracy": float(accuracy_score(y_true, y_pred))}
     values["n_parsed"] = n_items - n_failed
     values["parse_failure_rate"] = n_failed / n_items
     return ScoreReport(metric="binary_classification", mode=canonical_mode, values=values,

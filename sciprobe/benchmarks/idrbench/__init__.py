@@ -92,16 +92,22 @@ def _gold_label(row: Mapping) -> str:
     return "yes" if row["label"] else "no"
 
 
+def _not_excluded(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Upstream drops the EXCLUDED_PAPERS ids (P_A) before every evaluation."""
+    return [r for r in records if str(r.get("pa_id") or r["id"]) not in EXCLUDED_PAPERS]
+
+
 def score_classification(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry ``gold``, ``prediction`` (tolerant parse) and ``official`` (official regex) labels.
 
-    official: upstream's regexes, unparsable items dropped, EXCLUDED_PAPERS removed.
+    official: upstream's regexes, unparsable items dropped, EXCLUDED_PAPERS removed, upstream's metrics dict
+    (scikit-learn); no number where upstream's ``evaluate_file`` fails (one class left).
     strict: tolerant parser, unparsable items stay and count as wrong.
     """
     from sciprobe.scoring.classification import binary_classification
 
     if mode == "official":
-        kept = [r for r in records if (r.get("pa_id") or r["id"]) not in EXCLUDED_PAPERS]
+        kept = _not_excluded(records)
         return binary_classification([r["official"] for r in kept], [r["gold"] for r in kept], mode="official")
     if mode == "strict":
         return binary_classification([r["prediction"] for r in records], [r["gold"] for r in records],
@@ -112,15 +118,20 @@ def score_classification(records: Sequence[Mapping[str, Any]], mode: str = "offi
 def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry the final ``standings`` (titles, best first), their ``scores`` and ``gold`` titles.
 
-    official: ties broken alphabetically by title (upstream's sort key); corrected: expected rank over ties.
+    official: upstream's evaluation (EXCLUDED_PAPERS removed; titles compared exactly, ties by title; nDCG@10
+    normalised over the gold papers in the top 10); corrected: expected rank over ties, nDCG@k over
+    min(k, |gold|), duplicate titles rejected.
     """
-    from sciprobe.scoring.ranking import ranking_metrics
+    from sciprobe.scoring.ranking import idrbench_official_ranking, ranking_metrics
 
-    policy = {"official": "alphabetical", "corrected": "expected_rank"}.get(mode)
-    if policy is None:
+    if mode == "official":
+        kept = _not_excluded(records)
+        return idrbench_official_ranking([r["standings"] for r in kept], [r["gold"] for r in kept],
+                                         scores=[r["scores"] for r in kept])
+    if mode != "corrected":
         raise ValueError(f"unknown mode {mode!r} for I2R (official, corrected)")
     report = ranking_metrics([r["standings"] for r in records], [r["gold"] for r in records],
-                             scores=[r["scores"] for r in records], tie_policy=policy)
+                             scores=[r["scores"] for r in records], tie_policy="expected_rank")
     report.mode = mode
     return report
 

@@ -133,12 +133,13 @@ def topic_pair_features():
 # ---------------------------------------------------------------- scoring (records -> ScoreReport)
 def score_ranking_records(variant: str):
     def score(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-        """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool``."""
+        """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool`` (strict mode).
+        official: upstream ``evaluate.py`` on the lists as given; strict: clean-up, padding, hits/|gold|."""
         from sciprobe.benchmarks.prescience.ranking import score_rankings
 
         pools = [r["pool"] for r in records] if records and all("pool" in r for r in records) else None
         return score_rankings([r["prediction"] for r in records], [r["gold"] for r in records], variant=variant,
-                              pools=pools)
+                              pools=pools, mode=mode)
 
     return score
 
@@ -206,11 +207,13 @@ TASKS = {
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("calculate_ndcg"), headline="ndcg@1000"),
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
+        headline="ndcg@1000"),
     "prior_work_selection": TaskSpec(
         name="prior_work_selection", config="prior_work_selection",
         description="T3: rank H^{<t_p} papers as the team's influential references (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("calculate_ndcg"), headline="ndcg@1000"),
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
+        headline="ndcg@1000"),
     "citation_prediction": TaskSpec(
         name="citation_prediction", config="citation_prediction",
         description="T4: forecast 12-month citations (MAE, R², Pearson, Spearman, log1p)",
@@ -218,7 +221,8 @@ TASKS = {
     "future_combination": TaskSpec(
         name="future_combination", config="future_combination",
         description="T5: rank prior papers that later targets will co-cite with P (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("ndcg_at_k"), headline="ndcg@1000"),
+        metric="ranking", score=score_ranking_records("ndcg_at_k"), modes=("official", "strict"),
+        headline="ndcg@1000"),
     "topic_trends": TaskSpec(
         name="topic_trends", config="topic_trends",
         description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",
@@ -266,10 +270,13 @@ CARD_SECTIONS = {
         "(the paper's fixed 500-subset is not published).",
         "- Collaborators: seed = first listed author with non-empty H^{<t_p} history; gold = the other authors "
         "with history; candidates = authors with >= 1 paper before t_p.",
-        "- nDCG (pitfall 9): one shared implementation; T2/T3 use upstream `calculate_ndcg` (IDCG over all gold, "
-        "0 if the list is shorter than the gold), T5 `ndcg_at_k` (IDCG over min(k, |gold|); R-precision over "
-        "min(|gold|, |pred|)). Binary gains; k = 1000. Lists are cut at k, ids outside H^{<t_p} dropped and "
-        "counted, duplicates rejected, short lists padded with a seeded generator (pitfall 10).",
+        "- Ranking, official mode (T2/T3): upstream `evaluate.py` on the lists as given: `calculate_ndcg` (IDCG "
+        "over all gold entries, 0 if the list is shorter than the gold) and set-based precision / recall / F1 of "
+        "the top-|gold| ids (`r_precision`, `recall@R`, `f1@R`); duplicates count as upstream counts them, ids "
+        "are compared without conversion, empty gold gives 0. Lists are cut at k = 1000.",
+        "- Ranking, strict mode (and T5 `ndcg_at_k`, IDCG over min(k, |gold|), R-precision over min(|gold|, "
+        "|pred|)): ids outside H^{<t_p} dropped and counted, duplicates rejected, short lists padded with a "
+        "seeded generator (pitfall 10), R-precision = hits / |gold|.",
         "- T5 gold ties (equal counts) are ordered newer first, then by corpus id.",
         "- Topic trends: official label-mass shares (code) by default; `mode=\"paper\"` gives per-paper "
         "fractions. Units: all 202 topics (T6); pairs with >= 10 target papers in the history or forecast "

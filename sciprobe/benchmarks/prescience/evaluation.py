@@ -105,7 +105,7 @@ class TaskData:
             pools = [self._author_pool(r["date"]) if self.task == "collaborator_prediction" else self.index.view(r["date"])
                      for r in self.instances]
             return score_rankings(preds, golds, variant=RANKING_TASKS[self.task], k=RANKING_K, pools=pools,
-                                  unknown=unknown)
+                                  unknown=unknown, mode="strict" if mode == "strict" else "official")
         if self.task == "citation_prediction":
             return citation_forecast(preds, [r["label_12m"] for r in self.instances])
         return topic_trend(preds, [r["forecast_count"] for r in self.instances],

@@ -1,21 +1,31 @@
-"""PreScience ranking scores (T2 collaborators, T3 prior work, T5 future combination) on top of the shared
-:func:`sciprobe.scoring.ranking.ranking_metrics` (spec ``prescience.md`` §2, pitfalls 9–10).
+"""PreScience ranking scores (T2 collaborators, T3 prior work, T5 future combination) (spec ``prescience.md`` §2,
+pitfalls 9-10).
 
-``ranking_metrics`` computes nDCG@k with the ideal DCG over ``min(k, |gold|)`` positions and R-precision
-``|top-|gold| ∩ gold| / |gold|``. The two upstream variants differ from it only by per-query factors, applied
-here as an adapter (no second implementation):
+Two modes:
 
-``calculate_ndcg`` (T2/T3, ``utils.calculate_ndcg``)
-    nDCG = DCG / IDCG over **all** |gold| positions, and 0 when the list is shorter than |gold|: multiply by
-    ``IDCG(min(k,|gold|)) / IDCG(|gold|)`` (1 whenever |gold| ≤ k). R-precision as shared.
-``ndcg_at_k`` (T5, ``task_cocitation_prediction/evaluate.py``)
-    nDCG as shared; R-precision divides by ``min(|gold|, |pred|)``: multiply by ``|gold| / min(|gold|, |pred|)``.
-
-Decision (pitfall 9): one shared implementation, the variant selected per task. Lists are cut at k = 1000.
-Input hygiene (pitfall 10): a duplicate id is an error; ids outside the candidate pool H^{<t_p} (hallucinated
-or future ids) are dropped and counted (``unknown="drop"``) or rejected (``unknown="error"``); short lists are
-padded to k with pool candidates drawn by a seeded generator (deterministic, unlike upstream's random
-padding) when a pool is given; a missing ranking (``None``) is a recorded failure scored as an empty list.
+``official`` (T2/T3: ``task_coauthor_prediction`` / ``task_priorwork_prediction`` ``evaluate.py`` of
+``allenai/prescience@47384ed``)
+    Per instance, on the ranked list exactly as given (no id clean-up, no padding): nDCG = ``utils.calculate_ndcg``
+    (DCG over the whole list / IDCG over all ``len(gold)`` positions, duplicates included; 0 when the list is
+    empty, the gold is empty, or the list is shorter than the gold); with ``R = len(gold)``,
+    ``calculate_precision_recall_f1(pred[:R], gold)`` on **sets**: R-precision = |set(top R) ∩ set(gold)| /
+    |set(top R)|, recall@R = |∩| / |set(gold)|, F1@R their harmonic mean (0s when a side is empty). Means are
+    ``sum(...) / n`` as upstream. Ids are compared as given: an integer id never matches a string id; a
+    duplicated predicted id counts at every position (nDCG can exceed 1); a duplicated gold id adds a term to
+    the ideal DCG. Lists are cut at k = 1000 (the tasks' output contract; upstream's lists have 1000 ids).
+    Means are left-to-right sums (the ``sum()`` of Python 3.10/3.11; PreScience documents Python 3.10+, and
+    Python >= 3.12 compensates float sums, which can move the last bit).
+    T5 (``ndcg_at_k``, a later upstream commit) keeps the strict computation below in both modes.
+``strict`` (corrected)
+    Input hygiene (pitfall 10): ids are strings, a duplicate id is an error; ids outside the candidate pool
+    H^{<t_p} (hallucinated or future ids) are dropped and counted (``unknown="drop"``) or rejected
+    (``unknown="error"``); short lists are padded to k with pool candidates drawn by a seeded generator
+    (deterministic, unlike upstream's random padding) when a pool is given; a missing ranking (``None``) is a
+    recorded failure scored as an empty list; gold ids are de-duplicated and an empty gold is an error.
+    R-precision = hits / |gold| (the upstream analysis scripts' definition). nDCG comes from
+    :func:`sciprobe.scoring.ranking.ranking_metrics` (IDCG over ``min(k, |gold|)``) with per-query factors:
+    ``calculate_ndcg`` (T2/T3) multiplies by ``IDCG(min(k,|gold|)) / IDCG(|gold|)`` and gives 0 when the list is
+    shorter than the gold; ``ndcg_at_k`` (T5) keeps it and divides R-precision by ``min(|gold|, |pred|)``.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import numpy as np
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.ranking import ranking_metrics
+from sciprobe.scoring.summation import plain_sum
 from sciprobe.scoring.report import Coverage, ScoreReport
 
 VARIANTS = ("calculate_ndcg", "ndcg_at_k")
@@ -96,12 +107,75 @@ def clean_ranking(ranked: Sequence[str], pool: Any | None, *, k: int, unknown: s
     return ranked, dropped, padded
 
 
+MODES = ("official", "strict")
+
+
+def _calculate_ndcg(retrieved: Sequence[Any], relevant: Sequence[Any]) -> float:
+    """``utils.calculate_ndcg`` of the pinned code: sequential sums, IDCG over every gold entry."""
+    if not retrieved or not relevant or len(retrieved) < len(relevant):
+        return 0.0
+    relevant_set = set(relevant)
+    dcg = 0.0
+    for position, rid in enumerate(retrieved):
+        dcg += (1 if rid in relevant_set else 0) / np.log2(position + 2)
+    idcg = 0.0
+    for position in range(len(relevant)):
+        idcg += 1 / np.log2(position + 2)
+    return float(dcg / idcg)
+
+
+def _set_precision_recall_f1(retrieved: Sequence[Any], relevant: Sequence[Any]) -> tuple[float, float, float]:
+    if not retrieved or not relevant:
+        return 0.0, 0.0, 0.0
+    got, want = set(retrieved), set(relevant)
+    hits = len(got & want)
+    precision = hits / len(got)
+    recall = hits / len(want)
+    f1 = 2 * (precision * recall) / (precision + recall) if precision + recall > 0 else 0.0
+    return precision, recall, f1
+
+
+def _official_rankings(predictions: Sequence[Sequence[Any] | None], references: Sequence[Sequence[Any]],
+                       k: int) -> ScoreReport:
+    per_query: list[tuple[float, float, float, float]] = []
+    n_failed = n_cut = 0
+    for i, (ranked, gold) in enumerate(zip(predictions, references)):
+        if ranked is None:
+            n_failed += 1
+            ranked = []
+        elif isinstance(ranked, (str, bytes)) or not isinstance(ranked, Sequence):
+            raise SciprobeError(f"query {i}: the ranked list must be a list of ids, got {type(ranked).__name__}")
+        if isinstance(gold, (str, bytes)) or not isinstance(gold, Sequence):
+            raise SciprobeError(f"query {i}: the gold ids must be a list, got {type(gold).__name__}")
+        ranked, gold = list(ranked), list(gold)
+        if len(ranked) > k:
+            n_cut += 1
+            ranked = ranked[:k]
+        per_query.append((_calculate_ndcg(ranked, gold), *_set_precision_recall_f1(ranked[:len(gold)], gold)))
+    n = len(per_query)
+    columns = list(zip(*per_query))
+    ndcg, precision, recall, f1 = (plain_sum(c) / n for c in columns)  # Python 3.10/3.11 sum(), as documented
+    notes = []
+    if n_failed:
+        notes.append(f"{n_failed} missing ranking(s) scored as empty lists")
+    if n_cut:
+        notes.append(f"{n_cut} list(s) longer than k={k} cut to k")
+    return ScoreReport(metric="ranking", mode="official",
+                       values={f"ndcg@{k}": float(ndcg), "r_precision": float(precision), "recall@R": float(recall),
+                               "f1@R": float(f1), "n_queries": n, "per_query_ndcg": [float(x) for x in columns[0]]},
+                       coverage=Coverage(n, n, n_failed),
+                       params={"variant": "calculate_ndcg", "k": k, "definition": "evaluate.py"}, notes=notes)
+
+
 def score_rankings(predictions: Sequence[Sequence[str] | None], references: Sequence[Sequence[str]], *,
                    variant: str, k: int = 1000, pools: Sequence[Any] | None = None, unknown: str = "drop",
-                   pad: bool = True, seed: int = 0) -> ScoreReport:
-    """nDCG@k and R-precision of one PreScience ranking task (see the module docstring for the variants)."""
+                   pad: bool = True, seed: int = 0, mode: str = "official") -> ScoreReport:
+    """nDCG@k and R-precision of one PreScience ranking task (see the module docstring for the modes and
+    variants). ``pools``, ``unknown``, ``pad`` and ``seed`` apply to the strict computation only."""
     if variant not in VARIANTS:
         raise SciprobeError(f"unknown nDCG variant {variant!r} ({', '.join(VARIANTS)})")
+    if mode not in MODES:
+        raise SciprobeError(f"unknown mode {mode!r} for PreScience ranking ({', '.join(MODES)})")
     if unknown not in ("drop", "error"):
         raise SciprobeError(f"unknown must be 'drop' or 'error', got {unknown!r}")
     if len(predictions) != len(references):
@@ -110,6 +184,8 @@ def score_rankings(predictions: Sequence[Sequence[str] | None], references: Sequ
         raise SciprobeError("no queries to score")
     if pools is not None and len(pools) != len(references):
         raise SciprobeError("pools must give one candidate pool per query")
+    if mode == "official" and variant == "calculate_ndcg":
+        return _official_rankings(predictions, references, k)
     ndcg, rprec = np.zeros(len(references)), np.zeros(len(references))
     n_failed = n_dropped = n_padded = 0
     for i, (ranked, gold) in enumerate(zip(predictions, references)):
@@ -140,10 +216,11 @@ def score_rankings(predictions: Sequence[Sequence[str] | None], references: Sequ
         notes.append(f"{n_failed} missing ranking(s) scored as empty lists")
     if n_dropped:
         notes.append(f"{n_dropped} id(s) outside the candidate pool dropped")
-    return ScoreReport(metric="ranking", mode=variant,
+    return ScoreReport(metric="ranking", mode=mode,
                        values={f"ndcg@{k}": float(ndcg.mean()), "r_precision": float(rprec.mean()),
                                "n_queries": len(references), "n_unknown_dropped": n_dropped,
                                "n_padded": n_padded, "per_query_ndcg": [float(x) for x in ndcg]},
                        coverage=Coverage(len(references), len(references), n_failed),
-                       params={"variant": variant, "k": k, "unknown": unknown, "pad": pad, "seed": seed},
+                       params={"variant": variant, "k": k, "unknown": unknown, "pad": pad, "seed": seed,
+                               "definition": "strict"},
                        notes=notes)

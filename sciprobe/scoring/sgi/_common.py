@@ -3,10 +3,12 @@
 Conventions every component follows:
 - ``mode`` is ``"official"`` (behaviour of SGI-Bench@8268d43, quirks included) or ``"paper"`` (the paper's
   definitions, deterministic corrections).
-- A model response of ``None`` means the generation failed. It is scored 0 and counted in ``n_failed``; the
-  official mode additionally reports the headline over the items upstream would have kept
-  (``<metric>_upstream``) and how many it would have dropped (``n_upstream_dropped``), because the published
-  denominators show such items were dropped for some models (spec §6 "Denominator caveat").
+- A model response of ``None`` means the generation failed and is counted in ``n_failed``. Paper mode scores it
+  0; official mode scores it as the pinned code does (its ``get_answer`` turns a failed call into the answer
+  ``"None"``, which scores 0 except against a reference that is literally ``"None"``; MCA: no box). The pinned
+  code drops no such item, but the published denominators show some were dropped for some models (spec §6
+  "Denominator caveat"), so official mode also reports the headline over the items with a response
+  (``<metric>_upstream``) and how many that leaves out (``n_upstream_dropped``).
 - Judges are injected callables ``messages -> text`` (:data:`Judge`); an exception or ``None`` is a judge
   failure, scored as documented by each component, never a crash.
 """
@@ -20,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.scoring.summation import compensated_sum
 
 MODES = ("official", "paper")
 Messages = list[dict[str, Any]]
@@ -39,10 +42,43 @@ def check_lengths(name_a: str, a: Sequence, name_b: str, b: Sequence) -> None:
         raise SciprobeError(f"{name_a} and {name_b} differ in length ({len(a)} vs {len(b)})")
 
 
+def upstream_final_answer(text: Any) -> str | None:
+    """``utils.extract_final_answer`` of SGI-Bench@8268d43: the text between the **last** ``<answer>`` and the
+    first ``</answer>`` after it, stripped; ``None`` when there is no opening tag or that last tag is unclosed."""
+    text = str(text)
+    start = text.rfind("<answer>")
+    if start < 0:
+        return None
+    end = text.find("</answer>", start)
+    return None if end < 0 else text[start + len("<answer>"):end].strip()
+
+
+def is_upstream_none_reply(response: str | None) -> bool:
+    """Replies the official ``get_answer`` turns into the answer ``"None"``: a failed generation (upstream
+    writes ``[Error][...]``), a reply that starts with ``[Error]``, is empty, or is ``none`` in any case."""
+    if response is None:
+        return True
+    text = str(response)
+    return text.lower() == "none" or not text or text.startswith("[Error]")
+
+
+def official_model_answer(response: str | None) -> str:
+    """``model_answer`` as the official ``get_answer`` (SGI-Bench@8268d43, deep research, wet and dry experiment)
+    stores it: ``"None"`` for the replies of :func:`is_upstream_none_reply`; else the last complete
+    ``<answer>`` block (:func:`upstream_final_answer`); else the whole response, unstripped (also when the last
+    ``<answer>`` tag is unclosed)."""
+    if is_upstream_none_reply(response):
+        return "None"
+    text = str(response)
+    answer = upstream_final_answer(text)
+    return text if answer is None else answer
+
+
 def extract_answer_block(text: str) -> str:
-    """Official ``<answer>`` extraction (spec §3.1 step 1): the text between the **last** ``<answer>`` and the
-    ``</answer>`` after it, stripped; without an opening tag, the whole raw response unchanged. Decision (the
-    spec leaves it open): an opening tag without a closing one yields the rest of the text, stripped."""
+    """Paper-mode ``<answer>`` extraction: the text between the **last** ``<answer>`` and the ``</answer>``
+    after it, stripped; without an opening tag, the whole raw response unchanged. Decision: an opening tag
+    without a closing one yields the rest of the text, stripped (the official rule,
+    :func:`official_model_answer`, falls back to the whole response instead)."""
     start = text.rfind("<answer>")
     if start < 0:
         return text
@@ -104,7 +140,9 @@ def bracketed_literal(text: str | None, open_char: str, close_char: str) -> Any 
 
 
 def mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else 0.0
+    """``sum(values) / len(values)`` with the ``sum()`` of Python >= 3.12 (SGI-Bench runs on Python 3.13),
+    whatever Python runs sciprobe; 0.0 for no values."""
+    return float(compensated_sum(values) / len(values)) if values else 0.0
 
 
 def pct(value: float) -> float:

@@ -1,9 +1,13 @@
 """SGI-Bench Scientific Deep Research: Exact Match and Step-Level Accuracy (shared/spec/sgibench.md §3.1, §4.2,
 §4.3, §8 "Deep research").
 
-Official (SGI-Bench@8268d43): the answer is the text of the **last** ``<answer>`` block (the raw response when
-there is none); EM = raw Python string equality with the reference, also accepting an optional LLM
-re-formatting of the answer as a second candidate. Paper mode: the same extraction, then a deterministic
+Official (SGI-Bench@8268d43 ``get_answer`` + ``step_2_score.py``): a failed generation, an empty reply, ``none``
+in any case, or a reply starting with ``[Error]`` becomes the answer ``"None"`` (and so does its parser
+candidate); otherwise the answer is the text of the **last** ``<answer>`` block when that block is closed, else
+the whole raw response (an unclosed last tag takes the whole response, not the rest). EM = raw Python string
+equality with the reference, also accepting an optional LLM re-formatting of the answer as a second candidate
+(so a failed generation matches a reference that is literally ``"None"``). Paper mode: a failed generation
+scores 0; the answer is the last block (an unclosed last tag takes the rest of the text), then a deterministic
 normaliser (strip, casefold, whitespace and comma spacing, numeric comparison with a relative tolerance per
 comma-separated part) -- non-official, flagged as such in the report.
 
@@ -29,7 +33,9 @@ from sciprobe.scoring.sgi._common import (
     check_mode,
     extract_answer_block,
     has_answer_block,
+    is_upstream_none_reply,
     mean,
+    official_model_answer,
     pct,
 )
 
@@ -37,9 +43,13 @@ METRIC = "sgi_deep_research"
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$")
 
 
-def extract_answer(text: str) -> str:
-    """The official answer string (last ``<answer>`` block, else the raw response)."""
-    return extract_answer_block(text)
+def extract_answer(text: str | None, mode: str = "official") -> str:
+    """The answer string: official = upstream's ``model_answer`` (:func:`official_model_answer`); paper = the
+    last ``<answer>`` block, the rest of the text after an unclosed last tag, else the raw response."""
+    check_mode(mode)
+    if mode == "official":
+        return official_model_answer(text)
+    return extract_answer_block(text or "")
 
 
 def normalise_answer(text: str) -> str:
@@ -87,25 +97,31 @@ def exact_match_item(reference: str, response: str | None, parsed: str | None = 
                      rel_tol: float = 1e-6) -> int:
     """1/0 for one item. ``parsed`` is the optional LLM re-formatted answer (second candidate)."""
     check_mode(mode)
+    if mode == "official":
+        if is_upstream_none_reply(response):
+            return int(reference == "None")  # upstream sets both candidates to "None"
+        candidates = [extract_answer(response)] + ([parsed] if parsed is not None else [])
+        return int(any(reference == c for c in candidates))
     if response is None:
         return 0
-    answer = extract_answer(response)
-    candidates = [answer] + ([parsed] if parsed is not None else [])
-    if mode == "official":
-        return int(any(reference == c for c in candidates))
+    candidates = [extract_answer(response, mode)] + ([parsed] if parsed is not None else [])
     return int(any(answers_match_paper(reference, c, rel_tol) for c in candidates))
 
 
 def exact_match(predictions: Sequence[str | None], references: Sequence[str], *,
                 parsed_answers: Sequence[str | None] | None = None, mode: str = "official",
                 rel_tol: float = 1e-6) -> ScoreReport:
-    """EM ×100 over all items (a failed generation, ``None``, scores 0 and counts as failed)."""
+    """EM ×100 over all items. A failed generation (``None``) counts as failed; official mode scores it as
+    upstream does (answer ``"None"``), paper mode scores it 0. ``exact_match_upstream`` is the mean over the
+    items with a response: the pinned code keeps failed generations, but the published denominators suggest
+    some runs dropped them (spec §6 "Denominator caveat")."""
     check_mode(mode)
     check_lengths("predictions", predictions, "references", references)
     if parsed_answers is not None:
         check_lengths("predictions", predictions, "parsed_answers", parsed_answers)
     parsed = list(parsed_answers) if parsed_answers is not None else [None] * len(predictions)
-    per_item = [exact_match_item(str(r), p, q, mode, rel_tol) for p, r, q in zip(predictions, references, parsed)]
+    per_item = [exact_match_item(r if mode == "official" else str(r), p, q, mode, rel_tol)
+                for p, r, q in zip(predictions, references, parsed)]
     failed = [p is None for p in predictions]
     values: dict[str, Any] = {
         "exact_match": pct(mean(per_item)),
@@ -148,7 +164,7 @@ def run_answer_parser(judge: Judge | None, predictions: Sequence[str | None],
     """Second EM candidates from a parser judge; ``None`` where the judge failed or there was no response."""
     out: list[str | None] = []
     for pred, ref in zip(predictions, references):
-        if pred is None:
+        if is_upstream_none_reply(pred):  # upstream does not ask the parser for these
             out.append(None)
             continue
         text, _ = call_judge(judge, reformat_messages(extract_answer(pred), str(ref)))

@@ -5,14 +5,20 @@ Every dimension (effectiveness, novelty, detailedness, feasibility) = (objective
 0-100; the item's ``final`` is their mean.
 
 official (SGI-Bench@8268d43):
-- objective terms (0-10, rounded to 2 decimals per item): effectiveness = clip(10 cos(e(", ".join(keywords)),
-  e(Idea))); novelty = 0.5 clip(10 (1 - mean cos to related-work + existing-solution texts)) + 0.5 the same
-  over ``"key: value"`` of ``related_work_test``; detailedness = 0.2 completeness (always 10) + 0.4 (10 -
-  repetition penalty) + 0.4 (10 - length penalty, 300-700 character window); feasibility = 10 graph
-  similarity (0.6 edge Jaccard + 0.4 node-token Jaccard). Embeddings: all-MiniLM-L6-v2.
+- objective terms (0-10, **not rounded**, in the embedder's dtype with upstream's encode calls):
+  effectiveness = clip(10 cos(e(", ".join(keywords)), e(Idea))) (literal keyword hit rate when the embedder
+  raises); novelty = 0.5 clip(10 (1 - mean cos to related-work + existing-solution texts)) + 0.5 the same over
+  ``"key: value"`` of ``related_work_test`` (both 0 on any error); detailedness = 0.2 completeness (always 10
+  unless a section is an explicit null) + 0.4 (10 - repetition penalty) + 0.4 (10 - length penalty on
+  ``len(Idea)``, 300-700 window; a list-valued Idea is penalised on its number of elements); feasibility =
+  10 graph similarity (0.6 edge Jaccard + 0.4 node-token Jaccard; a non-string step text makes the token
+  part 0). Embeddings: all-MiniLM-L6-v2.
+- an ``Idea`` without a length (``null``, a number) makes upstream raise in its penalty step: the item is
+  recorded as failed and left out of every mean, as upstream leaves it out.
 - subjective: every judge votes twice (reference as A, then swapped); win = 100 if the generated idea gets
   > 3 of the votes (> 4 for novelty), else 0 (ties lose); a failed judge just casts fewer votes.
-- unparsable output -> Idea "" -> detailedness objective 10 (the quirk is kept).
+- unparsable output (and a failed generation, whose ``[Error]`` text upstream parses the same way) -> Idea
+  "" -> detailedness objective 10 (the quirk is kept).
 paper (decisions, documented in the metric card):
 - effectiveness = keyword hit rate: a keyword is hit if it occurs in the Idea (casefolded) or its embedding
   has cosine >= ``keyword_threshold`` with an Idea sentence; novelty = dissimilarity to related work and
@@ -289,62 +295,191 @@ def _mean_dissimilarity(idea_vec: Any, vecs: Any, n: int) -> float:
     return float((1 - cosine_matrix(idea_vec, vecs)[0].mean()) * 10)
 
 
-def objective_terms(generated: Mapping[str, Any], reference: Mapping[str, Any], *, mode: str = "official",
-                    embedder: Embedder | None = None, keyword_threshold: float = 0.5) -> dict[str, float]:
-    """The four objective terms on 0-10 (rounded to 2 decimals in official mode, as upstream) plus their
-    raw parts. ``reference`` comes from :func:`reference_idea`."""
-    check_mode(mode)
-    encode = _Cached(embedder or default_embedder())
-    raw_idea = generated.get("Idea", "")
-    if mode == "paper" and "full_text" in generated and len(generated) == 1:
-        return {"effectiveness": 0.0, "novelty": 0.0, "detailedness": 0.0, "feasibility": 0.0,
-                "unparsable": 1.0}
-    # An explicit JSON null Idea makes upstream's embedding calls raise inside their try blocks: effectiveness
-    # and novelty 0, no penalties. Other non-string values are stringified (decision).
-    null_idea = raw_idea is None
-    idea = "" if null_idea else raw_idea if isinstance(raw_idea, str) else str(raw_idea)
-    idea_vec = encode([idea])
-    existing = list(reference["RelatedWork"].values()) + list(reference["ExistingSolutions"].values())
-    novelty_similarity = _clip10(_mean_dissimilarity(idea_vec, encode(existing), len(existing))) if existing else 0.0
-    if reference["RelatedWorkTest"] is None:
-        # upstream: the literal_eval error is caught and both novelty parts are set to 0
-        cutting_edge = 0.0
-        if mode == "official":
-            novelty_similarity = 0.0
+class UpstreamItemError(Exception):
+    """The official scorer raises on this item (upstream records ``{"error": ...}`` and leaves it out)."""
+
+
+def _same_dtype_cosine(a: Any, b: Any) -> Any:
+    """Upstream's ``cosine_similarity``: row norms (zero -> 1), normalised rows, ``np.dot``; no dtype change."""
+    import numpy as np
+
+    a_norm = np.linalg.norm(a, axis=1, keepdims=True)
+    b_norm = np.linalg.norm(b, axis=1, keepdims=True)
+    a_norm = np.where(a_norm == 0, 1, a_norm)
+    b_norm = np.where(b_norm == 0, 1, b_norm)
+    return np.dot(a / a_norm, (b / b_norm).T)
+
+
+def _clip_0_10(value: Any) -> Any:
+    return max(0, min(10, value))
+
+
+def _official_mean_dissimilarity(embedder: Any, idea: Any, texts: Sequence[Any]) -> Any:
+    """clip((1 - mean_j cos(e(idea), e(text_j))) * 10) with one ``encode`` call per text, as upstream."""
+    import numpy as np
+
+    idea_vec = embedder.encode([idea])
+    sims = [_same_dtype_cosine(idea_vec.reshape(1, -1), embedder.encode([t]).reshape(1, -1))[0][0] for t in texts]
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():  # np.mean of no similarity is NaN (-> 10 after the clip), as upstream
+            warnings.simplefilter("ignore")
+            return _clip_0_10((1 - np.mean(sims)) * 10)
+
+
+def _official_repetition(embedder: Any, idea: str) -> Any:
+    import numpy as np
+
+    sentences = sentences_of(idea)
+    if len(sentences) < 2:
+        return 0.0
+    try:
+        sims = _same_dtype_cosine(*([embedder.encode(sentences)] * 2))
+        upper = [sims[i][j] for i, j in combinations(range(len(sentences)), 2)]
+        return min(max(0, (np.mean(upper) - REPETITION_OFFSET) * 10), 10.0)
+    except Exception:  # upstream returns 0 on any error here
+        return 0.0
+
+
+def _official_node_text_jaccard(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> float:
+    """Token Jaccard of the joined step texts; a non-string step text makes the join fail -> 0 (upstream)."""
+    texts_a, texts_b = list(a.values()), list(b.values())
+    if not texts_a or not texts_b:
+        return 0.0
+    try:
+        joined_a, joined_b = " ".join(texts_a), " ".join(texts_b)
+    except TypeError:
+        return 0.0
+    if len(joined_a.strip()) < 3 or len(joined_b.strip()) < 3:
+        return 0.0
+    wa, wb = set(joined_a.lower().split()), set(joined_b.lower().split())
+    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
+
+
+def _official_graph(steps: Any, order: Any) -> tuple[dict[str, Any], set[tuple[str, str]]]:
+    nodes = {str(k): v for k, v in steps.items()}
+    keys = [str(k) for k in steps.keys()]
+    edges: set[tuple[str, str]] = set()
+    if all(o.isdigit() for o in order):
+        chain = sorted(o for o in order if o in keys)
+        edges.update(zip(chain, chain[1:]))
     else:
+        for o in order:
+            if "-" in o:
+                parts = o.split("-")
+                if len(parts) == 2 and parts[0] in keys and parts[1] in keys:
+                    edges.add((parts[0], parts[1]))
+    if not edges:
+        chain = sorted(nodes)
+        edges.update(zip(chain, chain[1:]))
+    return nodes, edges
+
+
+def _official_graph_similarity(generated: Mapping[str, Any], reference: Mapping[str, Any]) -> float:
+    gs, go = generated["ImplementationSteps"], generated["ImplementationOrder"]
+    rs, ro = reference["ImplementationSteps"], reference["ImplementationOrder"]
+    if not gs or not go or not rs or not ro:
+        return 0.0
+    try:
+        n1, e1 = _official_graph(gs, go)
+        n2, e2 = _official_graph(rs, ro)
+        if not n1 or not n2:
+            return 0.0
+        if not e1 or not e2:
+            return _official_node_text_jaccard(n1, n2)
+        return ALPHA * (len(e1 & e2) / len(e1 | e2)) + (1 - ALPHA) * _official_node_text_jaccard(n1, n2)
+    except Exception:  # upstream wraps the whole computation the same way
+        return 0.0
+
+
+def official_objective_terms(generated: Mapping[str, Any], reference: Mapping[str, Any],
+                             embedder: Embedder | None = None) -> dict[str, float]:
+    """The objective halves exactly as ``ImprovedIdeaEvaluator`` of SGI-Bench@8268d43 computes them, on 0-10,
+    unrounded, with the embedder's own dtype (float32 for sentence-transformers) and upstream's encode calls.
+
+    ``embedder.encode`` must accept ``normalize_embeddings`` like ``SentenceTransformer.encode``. A value of
+    ``Idea`` that has no length (``null``, a number) makes upstream raise: :class:`UpstreamItemError`. Any other
+    non-string ``Idea`` is used as upstream uses it (a list is penalised on its number of elements; the
+    embedder decides what it makes of it). A non-string step text makes the node-text similarity 0.
+    """
+    model = embedder or default_embedder()
+    idea = generated.get("Idea", "")
+    steps = generated.get("ImplementationSteps", {})
+    order = generated.get("ImplementationOrder", {})
+    try:
+        existing = list(reference["RelatedWork"].values()) + list(reference["ExistingSolutions"].values())
+        novelty_similarity = _official_mean_dissimilarity(model, idea, existing) if existing else 0.0
+        if reference["RelatedWorkTest"] is None:
+            raise ValueError("related_work_test is not a dict literal")
         test = [f"{k}: {v}" for k, v in reference["RelatedWorkTest"].items()]
-        cutting_edge = _clip10(_mean_dissimilarity(idea_vec, encode(test), len(test)) if test else float("nan"))
-    if null_idea and mode == "official":
+        cutting_edge = _official_mean_dissimilarity(model, idea, test)
+    except Exception:  # upstream: both novelty parts 0 on any error
         novelty_similarity = cutting_edge = 0.0
     keywords = reference["keywords"]
-    if mode == "official":
-        sim = 0.0 if null_idea else float(cosine_matrix(encode([", ".join(keywords)]), idea_vec)[0][0])
-        effectiveness = max(0.0, min(10.0, sim * 10))
-        novelty = 0.5 * novelty_similarity + 0.5 * cutting_edge
-        # sections default to ""/{} upstream and count unless explicitly null -> almost always 10
-        completeness = 10.0 * sum(generated.get(s, "") is not None for s in SECTIONS) / len(SECTIONS)
-    else:
-        sents = sentences_of(idea) or ([idea] if idea.strip() else [])
-        hits = 0
-        for kw in keywords:
-            if kw.casefold() in idea.casefold() or sents and float(cosine_matrix(encode([kw]), encode(sents)).max()) >= keyword_threshold:
-                hits += 1
-        effectiveness = 10.0 * hits / len(keywords) if keywords else 0.0
-        novelty = novelty_similarity
-        completeness = 10.0 * sum(bool(generated.get(s)) for s in SECTIONS) / len(SECTIONS)
-    rep = repetition_penalty(idea, encode)
-    length = length_penalty(idea)
-    if mode == "official":
-        detailedness = 0.2 * completeness + 0.4 * (10 - rep) + 0.4 * (10 - length)
-    else:
-        detailedness = 0.5 * completeness + 0.5 * (10 - rep)
-    feasibility = graph_similarity(generated, reference) * 10
+    try:
+        import numpy as np
+
+        pair = model.encode([", ".join(str(k) for k in keywords), idea], normalize_embeddings=True)
+        effectiveness = _clip_0_10(np.dot(pair[0], pair[1]) * 10)
+    except Exception:  # upstream's fallback: literal keyword hit rate
+        lowered = idea.lower() if isinstance(idea, str) else ""
+        hits = sum(1 for k in keywords if str(k).lower() in lowered)
+        effectiveness = (hits / len(keywords) if keywords else 0) * 10
+    sections = (idea, steps, order, generated.get("EvaluationMetrics", ""), generated.get("Dataset", ""),
+                generated.get("ExpectedOutcome", ""))
+    completeness = (sum(v is not None for v in sections) / len(sections)) * 10
+    feasibility = _official_graph_similarity({"ImplementationSteps": steps, "ImplementationOrder": order},
+                                             reference) * 10
+    try:
+        length = len(idea)
+    except TypeError:
+        raise UpstreamItemError(f"Idea of type {type(idea).__name__} has no length") from None
+    low, high = LENGTH_WINDOW
+    length_pen = (min((length - high) / 100.0 if length > high else (low - length) / 100.0 if length < low
+                      else 0.0, 10.0) if idea else 0.0)
+    rep = _official_repetition(model, idea) if isinstance(idea, str) else 0.0
+    novelty = 0.5 * novelty_similarity + 0.5 * cutting_edge
+    detailedness = 0.2 * completeness + 0.4 * (10 - rep) + 0.4 * (10 - length_pen)
     terms = {"effectiveness": effectiveness, "novelty": novelty, "detailedness": detailedness,
              "feasibility": feasibility}
+    out = {k: float(v) for k, v in terms.items()}
+    out.update(novelty_similarity=float(novelty_similarity), cutting_edge=float(cutting_edge),
+               completeness=float(completeness), repetition_penalty=float(rep), length_penalty=float(length_pen))
+    return out
+
+
+def objective_terms(generated: Mapping[str, Any], reference: Mapping[str, Any], *, mode: str = "official",
+                    embedder: Embedder | None = None, keyword_threshold: float = 0.5) -> dict[str, float]:
+    """The four objective terms on 0-10 plus their raw parts. ``reference`` comes from :func:`reference_idea`.
+    official: :func:`official_objective_terms` (unrounded, may raise :class:`UpstreamItemError`)."""
+    check_mode(mode)
     if mode == "official":
-        terms = {k: round(v, 2) for k, v in terms.items()}
-    return {**terms, "novelty_similarity": novelty_similarity, "cutting_edge": cutting_edge,
-            "completeness": completeness, "repetition_penalty": rep, "length_penalty": length}
+        return official_objective_terms(generated, reference, embedder)
+    if "full_text" in generated and len(generated) == 1:
+        return {"effectiveness": 0.0, "novelty": 0.0, "detailedness": 0.0, "feasibility": 0.0,
+                "unparsable": 1.0}
+    encode = _Cached(embedder or default_embedder())
+    raw_idea = generated.get("Idea", "")
+    idea = "" if raw_idea is None else raw_idea if isinstance(raw_idea, str) else str(raw_idea)  # decision
+    idea_vec = encode([idea])
+    existing = list(reference["RelatedWork"].values()) + list(reference["ExistingSolutions"].values())
+    novelty = _clip10(_mean_dissimilarity(idea_vec, encode(existing), len(existing))) if existing else 0.0
+    keywords = reference["keywords"]
+    sents = sentences_of(idea) or ([idea] if idea.strip() else [])
+    hits = 0
+    for kw in keywords:
+        literal = kw.casefold() in idea.casefold()
+        if literal or sents and float(cosine_matrix(encode([kw]), encode(sents)).max()) >= keyword_threshold:
+            hits += 1
+    effectiveness = 10.0 * hits / len(keywords) if keywords else 0.0
+    completeness = 10.0 * sum(bool(generated.get(s)) for s in SECTIONS) / len(SECTIONS)
+    rep = repetition_penalty(idea, encode)
+    detailedness = 0.5 * completeness + 0.5 * (10 - rep)
+    feasibility = graph_similarity(generated, reference) * 10
+    return {"effectiveness": effectiveness, "novelty": novelty, "detailedness": detailedness,
+            "feasibility": feasibility, "novelty_similarity": novelty, "cutting_edge": 0.0,
+            "completeness": completeness, "repetition_penalty": rep, "length_penalty": length_penalty(idea)}
 
 
 # ------------------------------------------------------------------ judge panel (§4.5)
@@ -495,7 +630,9 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
                mode: str = "official", embedder: Embedder | None = None,
                keyword_threshold: float = 0.5) -> dict[str, Any]:
     """One item: objective terms, subjective scores (when ``votes`` are given), dimension scores and final.
-    ``status``: ok, no_response, unparsable, upstream_error (upstream raises and drops), bad_reference."""
+    ``status``: ok, no_response, unparsable, upstream_error (upstream raises and leaves the item out),
+    bad_reference. Official mode scores a failed generation as upstream does (its ``[Error]`` text parses to
+    ``{"full_text": ...}``, i.e. an empty Idea); paper mode scores it 0."""
     check_mode(mode)
     try:
         reference = reference_idea(row)
@@ -503,11 +640,17 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
         return {"status": "bad_reference", "final": 0.0}
     generated, path = parse_generated_idea(response)
     if generated is None:
-        return {"status": "no_response", "final": 0.0, "parse_path": path}
+        if mode == "paper":
+            return {"status": "no_response", "final": 0.0, "parse_path": path}
+        generated = {"full_text": ""}
     if not isinstance(generated, Mapping):
         return {"status": "upstream_error", "final": 0.0, "parse_path": path}
-    status = "unparsable" if path == "failed" else "ok"
-    terms = objective_terms(generated, reference, mode=mode, embedder=embedder, keyword_threshold=keyword_threshold)
+    status = "no_response" if response is None else "unparsable" if path == "failed" else "ok"
+    try:
+        terms = objective_terms(generated, reference, mode=mode, embedder=embedder,
+                                keyword_threshold=keyword_threshold)
+    except UpstreamItemError as exc:
+        return {"status": "upstream_error", "final": 0.0, "parse_path": path, "error": str(exc)}
     item: dict[str, Any] = {"status": status, "parse_path": path, "objective": terms}
     if votes is None:
         item["dimensions"] = {d: terms[d] * 10 for d in DIMENSIONS}
@@ -520,14 +663,23 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
     return item
 
 
+_DROPPED_UPSTREAM = ("bad_reference", "upstream_error")
+
+
 def idea_generation_scores(predictions: Sequence[str | None], rows: Sequence[Mapping[str, Any]], *,
                            votes: Sequence[Votes | Mapping[str, Any] | None] | None = None, mode: str = "official",
                            embedder: Embedder | None = None, keyword_threshold: float = 0.5,
                            judge_ids: Sequence[str] = ()) -> ScoreReport:
     """Dimension scores and ``final`` (0-100). Without ``votes`` only the objective halves are reported
-    (``objective_<dim>``) and ``final`` is None. Failed items (no response, upstream errors, malformed
-    references, missing votes) score 0 and are counted; official mode also reports ``final_upstream`` over
-    the items upstream keeps."""
+    (``objective_<dim>``) and ``final`` is None.
+
+    official: items upstream raises on (malformed reference, a non-dict answer, an ``Idea`` without length such
+    as ``null``) are failed and **not scored**: every mean (``np.mean``, as upstream) is over the other items;
+    an item whose judges all failed scores subjective 0 (upstream: no votes). paper: failed items (no response,
+    upstream errors, malformed references, missing votes) score 0 and stay in the means. Either way failures
+    are counted in the coverage."""
+    import numpy as np
+
     check_mode(mode)
     check_lengths("predictions", predictions, "rows", rows)
     if votes is not None:
@@ -535,28 +687,42 @@ def idea_generation_scores(predictions: Sequence[str | None], rows: Sequence[Map
     items = []
     for i, (pred, row) in enumerate(zip(predictions, rows)):
         item_votes = votes[i] if votes is not None else None
+        no_votes = votes is not None and item_votes is None
+        if no_votes and mode == "official":
+            item_votes = Votes()
         item = score_item(pred, row, votes=item_votes, mode=mode, embedder=embedder,
                           keyword_threshold=keyword_threshold)
-        if votes is not None and item_votes is None and item["status"] in ("ok", "unparsable"):
+        if no_votes and item["status"] in ("ok", "unparsable"):
             item["status"] = "no_votes"
-            item["final"] = 0.0
+            if mode == "paper":
+                item["final"] = 0.0
         items.append(item)
     failed = [it["status"] not in ("ok", "unparsable") for it in items]
+    official = mode == "official"
+    scored = [it for it in items if it["status"] not in _DROPPED_UPSTREAM] if official else items
+
+    def average(values: list[float]) -> float | None:
+        if official:
+            return float(np.mean(values)) if values else None
+        return mean(values)
+
     values: dict[str, Any] = {}
     for d in DIMENSIONS:
-        values[f"objective_{d}"] = mean([it["objective"][d] * 10 if "objective" in it else 0.0 for it in items])
+        values[f"objective_{d}"] = average([it["objective"][d] * 10 if "objective" in it else 0.0 for it in scored])
     if votes is not None:
         for d in DIMENSIONS:
-            values[f"win_rate_{d}"] = mean([it.get("subjective", {}).get(d, 0.0) for it in items])
-            values[d] = (values[f"objective_{d}"] + values[f"win_rate_{d}"]) / 2
-        values["final"] = mean([it["final"] or 0.0 for it in items])
+            values[f"win_rate_{d}"] = average([it.get("subjective", {}).get(d, 0.0) for it in scored])
+            values[d] = (average([it["dimensions"][d] for it in scored]) if official else
+                         (values[f"objective_{d}"] + values[f"win_rate_{d}"]) / 2)
+        values["final"] = average([it["final"] or 0.0 for it in scored])
     else:
         values["final"] = None
     values["n_unparsable"] = sum(it["status"] == "unparsable" for it in items)
-    if mode == "official" and votes is not None:
-        kept = [it for it in items if it["status"] in ("ok", "unparsable", "no_votes")]
-        values["final_upstream"] = mean([it["final"] or 0.0 for it in kept])
-        values["n_upstream_dropped"] = len(items) - len(kept)
+    if official:
+        values["final_upstream"] = values["final"]
+        values["n_upstream_dropped"] = len(items) - len(scored)
+        if not scored:
+            values["no_score_reason"] = "upstream raises on every item (no successful evaluation)"
     values["per_item"] = items
     n = len(items)
     return ScoreReport(METRIC, mode, values, Coverage(n, n - sum(failed), sum(failed)),

@@ -5,7 +5,9 @@ Components (each 0-100): deep research EM, idea generation final, dry experiment
 final ((SS + PA) / 2), experimental reasoning MCA. official: every component is rounded to two decimals
 before the unweighted mean (upstream ``show_results(precision=2)``), the score is rounded to two decimals, and
 a missing component means no score. paper: the same mean without the intermediate rounding. Both modes carry
-each component's coverage; a component whose coverage is incomplete is flagged.
+each component's coverage; a component whose coverage is incomplete is flagged. A component with no scored
+item (``n_scored == 0``, or no item at all) never contributes a number: upstream's ``mean`` asserts on an
+empty list, so there is no SGI-Score and ``refused_components`` names the component and the reason.
 """
 
 from __future__ import annotations
@@ -40,19 +42,25 @@ def _component(value: Any, name: str) -> tuple[float | None, dict[str, Any] | No
 
 def sgi_score(components: Mapping[str, Any], *, mode: str = "official") -> ScoreReport:
     """``components`` maps the five names to a number (0-100), a component ScoreReport or a mapping with
-    ``score`` (or the headline key) and ``coverage``; missing or None components give ``sgi_score=None``."""
+    ``score`` (or the headline key) and ``coverage``; missing or None components, and components whose
+    coverage shows no scored item, give ``sgi_score=None``."""
     check_mode(mode)
     unknown = set(components) - set(COMPONENTS)
     if unknown:
         raise SciprobeError(f"unknown SGI components {sorted(unknown)}; known: {', '.join(COMPONENTS)}")
     scores: dict[str, float | None] = {}
     coverage: dict[str, Any] = {}
+    refused: dict[str, str] = {}
     for name in COMPONENTS:
         score, cov = _component(components.get(name), name)
         if score is not None:
             score = float(score)
             if not 0.0 <= score <= 100.0:
                 raise SciprobeError(f"component {name} must be on 0-100, got {score}")
+        if score is not None and cov and (cov.get("n_scored", 0) == 0 or cov.get("n_items", 0) == 0):
+            refused[name] = ("no item" if cov.get("n_items", 0) == 0 else "no scored item") + \
+                f" ({cov.get('n_items', 0)} item(s), {cov.get('n_failed', 0)} failed)"
+            score = None
         scores[name] = round(score, 2) if (score is not None and mode == "official") else score
         coverage[name] = cov
     missing = [n for n in COMPONENTS if scores[n] is None]
@@ -61,10 +69,11 @@ def sgi_score(components: Mapping[str, Any], *, mode: str = "official") -> Score
         total = round(total, 2)
     incomplete = [n for n, c in coverage.items() if c and c.get("n_scored", 0) < c.get("n_items", 0)]
     values = {"sgi_score": total, "components": scores, "component_coverage": coverage,
-              "missing_components": missing, "incomplete_components": incomplete}
+              "missing_components": missing, "incomplete_components": incomplete, "refused_components": refused}
     present = len(COMPONENTS) - len(missing)
-    return ScoreReport(METRIC, mode, values, Coverage(len(COMPONENTS), present, len(missing)),
-                       notes=[f"no SGI-Score: missing {', '.join(missing)}"] if missing else [])
+    notes = [f"no SGI-Score: missing {', '.join(missing)}"] if missing else []
+    notes += [f"component {name} refused: {reason}" for name, reason in refused.items()]
+    return ScoreReport(METRIC, mode, values, Coverage(len(COMPONENTS), present, len(missing)), notes=notes)
 
 
 def by_group(per_item: Sequence[float], groups: Sequence[str]) -> dict[str, dict[str, float]]:

@@ -57,13 +57,18 @@ def extract_choice(text: str | None, mode: str = "official") -> str | None:
 
 def multiple_choice_accuracy(predictions: Sequence[str | None], references: Sequence[int | str], *,
                              mode: str = "official") -> ScoreReport:
-    """MCA ×100. ``references`` are 0-based option indices (or letters). A failed generation (``None``)
-    scores 0 and counts as failed; a response without a usable box scores 0 and counts in ``n_no_box``."""
+    """MCA ×100. ``references`` are 0-based option indices (ints or digit strings, read with ``int`` as
+    upstream does) or letters. A failed generation (``None``) scores 0 and counts as failed (upstream's
+    ``[Error]`` reply has no box either); a response without a usable box scores 0 and counts in
+    ``n_no_box``. ``mca_upstream`` leaves out failed generations (published denominators; the pinned code
+    keeps them)."""
     check_mode(mode)
     check_lengths("predictions", predictions, "references", references)
-    golds = [r.upper() if isinstance(r, str) else letter_of(r) for r in references]
+    golds = [letter_of(r) if not isinstance(r, str) or r.strip().lstrip("+-").isdigit() else r.upper()
+             for r in references]
     choices = [extract_choice(p, mode) for p in predictions]
-    per_item = [int(c is not None and c.upper() == g.upper()) for c, g in zip(choices, golds)]
+    # upstream compares ans.lower() == gold.lower() (also for option indices past "Z": chr(65 + n))
+    per_item = [int(c is not None and c.strip().lower() == g.lower()) for c, g in zip(choices, golds)]
     failed = [p is None for p in predictions]
     values: dict[str, Any] = {"mca": pct(mean(per_item)), "per_item": per_item, "choices": choices,
                               "n_no_box": sum(1 for c, p in zip(choices, predictions) if p is not None and c is None)}

@@ -1,14 +1,17 @@
 """SGI-Bench Wet Experiment: protocol parser, Sequence Similarity (SS), Parameter Accuracy (PA), final
 (shared/spec/sgibench.md §3.4, §7.1 items 6-7, §8 "Wet experiment"). Deterministic, no LLM.
 
-official (SGI-Bench@8268d43 ``task_3_wet_experiment/step_2_score.py``):
+official (SGI-Bench@8268d43 ``task_3_wet_experiment/step_2_score.py``; the protocol is upstream's
+``model_answer``: ``"None"`` for a failed or ``none``/empty/``[Error]`` reply, the last closed ``<answer>``
+block, else the whole reply; a failed generation is scored like that, 0 against a non-empty reference):
 - parser: one step per ``out = <Action>(`` ... a line holding only ``)``; one ``key=value`` per line
   (single-line calls swallow the following steps; several parameters on one line collapse into one key);
 - SS: position-by-position *lexicographic* comparison of action-name strings, 0.0 whenever the step counts
   differ, 1.0 for n <= 1;
 - PA: value-blind, position-aligned: a step is wrong if the action name differs, if the parameter-name sets
   differ, or if the data-flow wiring differs; literal values are never compared;
-  PA = 1 - errors / max(len_gt, len_pred); both sides empty raises upstream (here: failure, scored 0).
+  PA = 1 - errors / max(len_gt, len_pred); both sides empty raises upstream and stops the whole upstream
+  script (here: the item is a failure, scored 0, counted in ``n_upstream_crash``).
 
 paper (the paper's formulas, our decisions documented in the metric card):
 - parser: tolerant (balanced parentheses, several parameters per line, single-line calls);
@@ -36,6 +39,7 @@ from sciprobe.scoring.sgi._common import (
     check_mode,
     extract_answer_block,
     mean,
+    official_model_answer,
     pct,
 )
 
@@ -274,11 +278,13 @@ def score_item(reference: str, response: str | None, mode: str = "official",
     """SS, PA and final (0-1) for one item plus diagnostics (``status``: ok, no_response, unparsable,
     bad_reference, upstream_crash)."""
     check_mode(mode)
-    if response is None:
+    if response is None and mode == "paper":
         return {"ss": 0.0, "pa": 0.0, "final": 0.0, "status": "no_response", "n_gt": 0, "n_pred": 0}
     gt = parse_protocol(reference, mode)
-    pred = parse_protocol(extract_answer_block(response), mode)
-    status = "ok" if pred else "unparsable"
+    # official: upstream's model_answer ("None" for a failed generation, the whole reply after an unclosed tag)
+    answer = official_model_answer(response) if mode == "official" else extract_answer_block(response or "")
+    pred = parse_protocol(answer, mode)
+    status = "no_response" if response is None else "ok" if pred else "unparsable"
     if not gt:
         status = "bad_reference"
     if mode == "official":
@@ -295,8 +301,11 @@ def score_item(reference: str, response: str | None, mode: str = "official",
 
 def wet_experiment_scores(predictions: Sequence[str | None], references: Sequence[str], *,
                           mode: str = "official", rel_tol: float = 1e-6) -> ScoreReport:
-    """SS, PA and final ×100 over all items. Failed generations and unusable references score 0 and count
-    as failed; unparsable protocols are scored (0) and counted in ``n_unparsable``."""
+    """SS, PA and final ×100 over all items. Failed generations and unusable references count as failed
+    (official mode scores a failed generation as upstream does, paper mode scores it 0); unparsable protocols
+    are scored (0) and counted in ``n_unparsable``. ``final_upstream`` leaves out failed generations and
+    upstream crashes: the pinned code keeps failed generations, but published denominators suggest some runs
+    dropped them (spec §6 "Denominator caveat")."""
     check_mode(mode)
     check_lengths("predictions", predictions, "references", references)
     items = [score_item(str(r), p, mode, rel_tol) for p, r in zip(predictions, references)]

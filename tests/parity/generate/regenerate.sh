@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerate every parity case file from the pinned upstream trees (see tests/parity/README.md).
+# usage: bash tests/parity/generate/regenerate.sh UPSTREAM_DIR
+#   UPSTREAM_DIR holds irllm/, sgibench/ and prescience/ (the pinned commits) and two virtualenvs:
+#   venv312/ (Python 3.12: IDRBench, SGI-Bench) and venv311/ (Python 3.11: PreScience); override with
+#   PY312=... PY311=...
+set -euo pipefail
+up="$(cd "${1:?usage: regenerate.sh UPSTREAM_DIR}" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"
+py312="${PY312:-$up/venv312/bin/python}"
+py311="${PY311:-$up/venv311/bin/python}"
+cd "$here"
+"$py312" gen_idrbench.py "$up/irllm"
+"$py312" gen_sgi.py "$up/sgibench"
+"$py311" gen_prescience.py "$up/prescience"
