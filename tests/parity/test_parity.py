@@ -97,7 +97,7 @@ def _idr_classification(case: dict) -> None:
 
 @checker("idrbench_tournament")
 def _idr_tournament(case: dict) -> None:
-    from sciprobe.runners.i2r import winner_for
+    from sciprobe.benchmarks.idrbench.i2r import winner_for
     from sciprobe.runners.swiss import play
     from sciprobe.scoring.ranking import idrbench_official_ranking
 

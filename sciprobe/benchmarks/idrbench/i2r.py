@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
 
 def _players(row: Mapping) -> list[dict]:
-    return [*({"title": t["title"], "abstract": t["abstract"]} for t in row["targets"]),
-            *({"title": d["title"], "abstract": d["abstract"]} for d in row["distractors"])]
+    """The players in upstream's order (the distractors, then the gold papers): ties of equal points and title
+    keep this order, as upstream's stable sort does."""
+    return [*({"title": d["title"], "abstract": d["abstract"]} for d in row["distractors"]),
+            *({"title": t["title"], "abstract": t["abstract"]} for t in row["targets"])]
 
 
 def winner_for(mode: str, text: str | None) -> tuple[int | None, str]:
@@ -48,7 +50,9 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
     if mode not in ("official", "corrected"):
         raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
     players = [_players(r) for r in rows]
-    games = [SwissTournament([p["title"] for p in ps], rounds) for ps in players]
+    # official: past opponents remembered by title, as upstream; corrected: by player
+    opponents_by = "title" if mode == "official" else "index"
+    games = [SwissTournament([p["title"] for p in ps], rounds, opponents_by) for ps in players]
     logs: list[list[dict]] = [[] for _ in rows]
     prompt_digest: list[str] = []
     n_calls = 0
