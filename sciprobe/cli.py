@@ -294,10 +294,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sciprobe.benchmarks import benchmark_names, get_benchmark
     from sciprobe.evaluation import EvaluationRequest, evaluate
-    from sciprobe.summary import print_summary
+    from sciprobe.summary import benchmark_tables
 
     per_task = {f"{b}:{t}": options for b in benchmark_names() for t, options in get_benchmark(b).demo.items()}
     tasks = list(per_task)
+    skipped = _demo_unrunnable(tasks)
+    for ref, why in skipped.items():
+        print(f"sciprobe demo: skipping {ref}: {why}", flush=True)
+    tasks = [t for t in tasks if t not in skipped]
     print(f"sciprobe demo: {args.model} on the bundled samples ({', '.join(tasks)}); offline", flush=True)
     # Greedy decoding lets the local model batch its generations.
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
@@ -305,9 +309,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                                 limit=args.limit, per_task={ref: dict(o) for ref, o in per_task.items() if o},
                                 meter=sys.stderr.isatty())  # progress and ETA on a terminal; CI logs stay quiet
     path, results = evaluate(request)
-    print_summary(results)
+    print(benchmark_tables(results))
     print(f"results: {path}")
     return _exit_status(path, results)
+
+
+def _demo_unrunnable(tasks: list[str]) -> dict[str, str]:
+    """Demo tasks this machine cannot run (code-executing tasks without a working sandbox), with the reason."""
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.task_runner import runner_of
+
+    sandboxed = [ref for ref in tasks if runner_of(resolve_task(ref)[1]).kind == "sandbox"]
+    if not sandboxed:
+        return {}
+    from sciprobe.runners.sandbox import sandbox_available
+
+    ok, reason = sandbox_available()
+    return {} if ok else {ref: f"the sandbox is not available ({reason})" for ref in sandboxed}
 
 
 def _cmd_lighteval(args: argparse.Namespace) -> int:

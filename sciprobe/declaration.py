@@ -188,10 +188,17 @@ class Benchmark:
     lighteval_tasks: str | None = None
     # what `sciprobe demo` runs on the bundled model: {task name: {"modes": [...], "limit": N}} ({} = defaults)
     demo: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # "module:function" (this benchmark's results of a run) -> extra rows of its summary table, e.g. an aggregate
+    # over the tasks that ran (SGI-Bench's SGI-Score); None: none
+    summary_rows: str | None = None
+    # other names a task answers to, {alias: task name} (e.g. a name the upstream release adopted later); results
+    # are keyed by the task's own name
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.errors import SciprobeError
 
+        name = self.aliases.get(name, name)
         if name not in self.tasks:
             raise SciprobeError(f"unknown task {self.name}:{name}; known: {', '.join(sorted(self.tasks))}")
         return self.tasks[name]

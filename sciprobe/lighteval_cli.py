@@ -5,6 +5,11 @@ lighteval 0.13 imports every built-in task module when it resolves task names, a
 network (shared/spec/ecosystem.md §4.1). This wrapper runs the same typer app with the registry limited to
 the ``--custom-tasks`` module, and builds the bundled sample dataset first when a sciprobe task card has no
 ``SCIPROBE_<BENCH>_DATA`` set. With network, the plain ``lighteval`` command works the same way.
+
+CPU settings: for the ``accelerate`` (transformers) backend, model arguments without ``batch_size`` get
+``batch_size=1``. lighteval's automatic batch-size search otherwise starts from a large batch and backs off on
+memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
+the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
 """
 
 from __future__ import annotations
@@ -36,8 +41,20 @@ def _ensure_sample_data(argv: Sequence[str]) -> None:
             sample_dataset_dir(get_benchmark(name))
 
 
+def cpu_settings(argv: Sequence[str]) -> list[str]:
+    """``argv`` with ``batch_size=1`` added to an ``accelerate`` command's model arguments that set none."""
+    args = list(argv)
+    if len(args) >= 2 and args[0] == "accelerate":
+        model_args = args[1]
+        is_file = model_args.endswith((".yaml", ".yml"))
+        if not is_file and not re.search(r"(^|,)\s*batch_size\s*=", model_args):
+            args[1] = f"{model_args},batch_size=1" if model_args else "batch_size=1"
+    return args
+
+
 def run(argv: Sequence[str]) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    argv = cpu_settings(argv)
     _ensure_sample_data(argv)
     _custom_tasks_only()
     from lighteval.__main__ import app

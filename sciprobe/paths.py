@@ -13,12 +13,12 @@ def sciprobe_home() -> Path:
 
 
 def sample_build_dir(benchmark: Benchmark) -> Path:
-    """The folder the bundled sample is built into, keyed by the sample's content (path only, no I/O
-    beyond hashing the small sample files)."""
+    """The folder the bundled sample is built into, keyed by the sample's content and the declaration's version
+    (a new version may change the built features; path only, no I/O beyond hashing the small sample files)."""
     from sciprobe.build import source_fingerprint
 
     tag = source_fingerprint(benchmark.sample_source)[:12]
-    return sciprobe_home() / "datasets" / f"{benchmark.name}-sample-{tag}"
+    return sciprobe_home() / "datasets" / f"{benchmark.name}-{benchmark.version}-sample-{tag}"
 
 
 def default_data_dir(benchmark_name: str) -> Path:

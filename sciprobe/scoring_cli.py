@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.benchmarks import resolve_task
+from sciprobe.benchmarks import canonical_ref, resolve_task
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.predictions import check_fields, read_predictions
@@ -45,7 +45,9 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     :class:`~sciprobe.replay.ReplayClient` that answers the model's requests from the file; its judges
     (``judge``: one spec or ``;``-separated panel) are real clients sharing ``cache`` (default: the response cache
     of ``sciprobe evaluate``) and ``ledger`` (default: a new one with ``max_calls`` / ``max_cost``). A result whose
-    judge calls were cut by the budget carries ``provenance["incomplete"]``."""
+    judge calls were cut by the budget carries ``provenance["incomplete"]``. An alias scores (and is keyed as) the
+    task it names."""
+    ref = canonical_ref(ref)
     benchmark, task = resolve_task(ref)
     modes = list(modes or task.modes)
     for mode in modes:

@@ -35,3 +35,24 @@ def format_table(rows: list[dict[str, str]]) -> str:
 
 def print_summary(results: Sequence[TaskResult]) -> None:
     print(format_table(summary_rows(results)))
+
+
+def benchmark_tables(results: Sequence[TaskResult]) -> str:
+    """One table per benchmark (in run order), each with the rows its declaration's ``summary_rows`` hook adds
+    (e.g. an aggregate over the tasks that ran)."""
+    import importlib
+
+    from sciprobe.benchmarks import get_benchmark
+
+    groups: dict[str, list[TaskResult]] = {}
+    for result in results:
+        groups.setdefault(result.task.partition(":")[0], []).append(result)
+    blocks = []
+    for name, group in groups.items():
+        benchmark = get_benchmark(name)
+        rows = summary_rows(group)
+        if benchmark.summary_rows:
+            module, _, function = benchmark.summary_rows.partition(":")
+            rows += getattr(importlib.import_module(module), function)(group)
+        blocks.append(f"{benchmark.title}\n{format_table(rows)}")
+    return "\n\n".join(blocks)

@@ -19,6 +19,7 @@ def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
             runner = runner_of(task)
             rows.append({
                 "task": f"{name}:{task.name}", "metric": task.metric, "headline": task.headline,
+                "aliases": [f"{name}:{a}" for a, t in benchmark.aliases.items() if t == task.name],
                 "modes": list(task.modes), "kind": runner.kind, "judge": runner.judge,
                 "predictions": None if runner.replay_refusal else list(runner.prediction_fields(task)),
                 "data": "bundled sample" if benchmark.sample_source else "--data DIR (no bundled sample)",
@@ -31,7 +32,8 @@ def format_tasks(rows: Sequence[dict[str, Any]]) -> str:
     from sciprobe.summary import format_table
 
     return format_table([{
-        "task": r["task"], "metric": f"{r['metric']}:{r['headline']}", "modes": ",".join(r["modes"]),
+        "task": r["task"] + "".join(f" (= {a.split(':', 1)[1]})" for a in r.get("aliases", ())),
+        "metric": f"{r['metric']}:{r['headline']}", "modes": ",".join(r["modes"]),
         "kind": r["kind"], "judge": r["judge"],
         "predictions file": ",".join(r["predictions"]) if r["predictions"] else "no (run it with evaluate)",
         "data": r["data"]} for r in rows])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciprobe.benchmarks import resolve_task
+from sciprobe.benchmarks import canonical_ref, resolve_task
 from sciprobe.declaration import Runner, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.results import TaskResult
@@ -126,9 +126,10 @@ def spec_label(spec: str | None) -> str | None:
 
 def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory: Callable[[str], Any] | None = None,
              dry_run: bool = False, judge_log: list[str] | None = None) -> list[TaskResult]:
-    """Run one task reference with its declared runner."""
+    """Run one task reference with its declared runner (an alias runs, and is keyed as, the task it names)."""
+    requested, ref = ref, canonical_ref(ref)
     benchmark, task = resolve_task(ref)
-    override = request.per_task.get(ref, {})
+    override = request.per_task.get(ref) or request.per_task.get(requested) or {}
     modes = list(override.get("modes") or request.modes or task.modes)
     limit = override.get("limit", request.limit)
     unknown = [m for m in modes if m not in task.modes]
@@ -142,5 +143,7 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": limit}
+    if requested != ref:
+        base["requested_as"] = requested
     return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
                                           dry_run, judge_log))

@@ -164,7 +164,7 @@ def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatc
                                         name: str) -> None:
     module = import_file(METRICS_DIR / name / f"{name}.py", f"_sciprobe_metric_{name}")
     assert "Examples:" in module._KWARGS_DESCRIPTION
-    monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
+    monkeypatch.chdir(REPO)  # `evaluate.load("metrics/<name>")` in the examples resolves the local directory
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, f"{name}._KWARGS_DESCRIPTION")
     assert result.attempted >= 5
     assert result.failed == 0

@@ -96,7 +96,7 @@ def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestRes
 def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
                                         name: str) -> None:
     module = import_file(METRICS_DIR / name / f"{name}.py", f"_scitaste_metric_{name}")
-    monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
+    monkeypatch.chdir(REPO)  # `evaluate.load("metrics/<name>")` in the examples resolves the local directory
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, name)
     assert result.attempted >= 5 and result.failed == 0
 

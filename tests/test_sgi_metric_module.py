@@ -115,7 +115,7 @@ def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestRes
 
 def test_docstring_and_readme_examples(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     module = import_file(FOLDER / "sgi_score.py", "_sciprobe_metric_sgi_score")
-    monkeypatch.chdir(METRICS_DIR)
+    monkeypatch.chdir(REPO)  # the examples load `metrics/sgi_score`
     result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, "sgi_score.docstring")
     assert result.attempted >= 8 and result.failed == 0
     readme = (FOLDER / "README.md").read_text(encoding="utf-8")

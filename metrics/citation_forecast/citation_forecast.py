@@ -31,7 +31,7 @@ Returns:
     n (`int`): items in the numbers; n_items, n_scored, n_failed (`int`), failure_rate (`float`): coverage.
 Examples:
 
-    >>> metric = evaluate.load("citation_forecast")
+    >>> metric = evaluate.load("metrics/citation_forecast")
     >>> results = metric.compute(predictions=[1, 2, 3], references=[1, 2, 4])
     >>> print(round(results["mae"], 4), round(results["r2"], 4), results["spearman"])
     0.3333 0.7857 1.0

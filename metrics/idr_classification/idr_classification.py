@@ -57,7 +57,7 @@ Examples:
 
     Official mode drops the unparsable third answer:
 
-    >>> idr_classification = evaluate.load("idr_classification")
+    >>> idr_classification = evaluate.load("metrics/idr_classification")
     >>> results = idr_classification.compute(
     ...     predictions=["yes", "no", "", "Yes"], references=["yes", "yes", "no", "no"])
     >>> print(results["mode"], results["macro_f1"], results["n_scored"], results["n_failed"])

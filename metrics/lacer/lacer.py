@@ -41,7 +41,7 @@ Examples:
     >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
     >>> _ = open(path, "w").write("{{reference_title}} {{reference_abstract}} / "
     ...                           "{{generation_title}} {{generation_abstract}}")
-    >>> metric = evaluate.load("lacer")
+    >>> metric = evaluate.load("metrics/lacer")
     >>> gold = [{"title": "A", "abstract": "a"}, {"title": "B", "abstract": "b"}]
     >>> gens = [{"title": "A2", "abstract": "a"}, {"title": "C", "abstract": "c"}]
     >>> results = metric.compute(predictions=gens, references=gold, template_path=path, judge_id="stored",

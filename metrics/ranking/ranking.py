@@ -61,7 +61,7 @@ Examples:
 
     Two queries; the first relevant item is at rank 2 and rank 1:
 
-    >>> ranking = evaluate.load("ranking")
+    >>> ranking = evaluate.load("metrics/ranking")
     >>> results = ranking.compute(
     ...     predictions=[["p1", "p2", "p3"], ["q1", "q2", "q3"]],
     ...     references=[["p2"], ["q1", "q3"]],

@@ -45,7 +45,7 @@ Examples:
 
     Predictions that track the gold ranks exactly but over-rate by 5 points:
 
-    >>> scitaste_composite = evaluate.load("scitaste_composite")
+    >>> scitaste_composite = evaluate.load("metrics/scitaste_composite")
     >>> gold = [[60, 70, 50, 40, 30, 20, 10, 90], [40, 20, 30, 60, 50, 40, 80, 10], [80, 90, 70, 50, 60, 70, 40, 80]]
     >>> pred = [[v + 5 for v in row] for row in gold]
     >>> results = scitaste_composite.compute(predictions=pred, references=gold)

@@ -63,7 +63,7 @@ Examples:
 
     Deep research: the last <answer> block, raw string equality (official) vs normalised (paper):
 
-    >>> dr = evaluate.load("sgi_score", "deep_research")
+    >>> dr = evaluate.load("metrics/sgi_score", "deep_research")
     >>> preds = ["<answer>12</answer> ... <answer>46</answer>", "<answer>3.73,no peak</answer>", None]
     >>> refs = ["46", "3.73, no peak", "7"]
     >>> official = dr.compute(predictions=preds, references=refs)
@@ -74,7 +74,7 @@ Examples:
 
     Experimental reasoning: the first \\boxed{X} counts officially, the last (lenient) one in paper mode:
 
-    >>> er = evaluate.load("sgi_score", "experimental_reasoning")
+    >>> er = evaluate.load("metrics/sgi_score", "experimental_reasoning")
     >>> preds = ["\\\\boxed{A} or rather \\\\boxed{B}", "\\\\boxed{\\\\text{C}}"]
     >>> print(er.compute(predictions=preds, references=[1, 2])["mca"])
     0.0
@@ -83,7 +83,7 @@ Examples:
 
     Overall: components are rounded to two decimals before the mean (Gemini-3-Pro, Table 5):
 
-    >>> sgi = evaluate.load("sgi_score", "overall")
+    >>> sgi = evaluate.load("metrics/sgi_score", "overall")
     >>> print(sgi.compute(predictions=[18.48, 39.68, 36.64, 32.45, 41.92],
     ...                   references=["deep_research", "idea_generation", "dry_experiment",
     ...                               "wet_experiment", "experimental_reasoning"])["sgi_score"])
@@ -117,7 +117,12 @@ class SgiScore(evaluate.Metric):
     """SGI-Bench component scores and the SGI-Score, official and paper modes."""
 
     def _info(self):
-        name = self.config_name if self.config_name in _FEATURES else "overall"
+        # evaluate calls _info() while loading: a missing or unknown config fails there, not at compute time
+        name = self.config_name
+        if name not in _FEATURES:
+            given = "no config" if name in (None, "default") else f"unknown config {name!r}"
+            raise SciprobeError(f"sgi_score needs a config ({given}): evaluate.load(\"metrics/sgi_score\", CONFIG) "
+                                f"with CONFIG one of {', '.join(_FEATURES)}")
         return metric_info("sgibench", _DESCRIPTION, _KWARGS_DESCRIPTION,
                            datasets.Features(_FEATURES[name]),
                            codebase_urls=["https://github.com/InternScience/SGI-Bench"],

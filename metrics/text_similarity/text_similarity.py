@@ -49,7 +49,7 @@ Returns:
     ("offline" or "official"); n_items, n_scored, n_failed (`int`), failure_rate (`float`): coverage.
 Examples:
 
-    >>> metric = evaluate.load("text_similarity")
+    >>> metric = evaluate.load("metrics/text_similarity")
     >>> results = metric.compute(predictions=["the cats are running fast"],
     ...                          references=["a cat runs fast"])
     >>> print(round(results["rougeL"], 4), results["n_failed"])

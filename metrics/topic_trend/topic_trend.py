@@ -33,7 +33,7 @@ Returns:
     n_units, n_items, n_scored, n_failed (`int`), failure_rate (`float`): coverage.
 Examples:
 
-    >>> metric = evaluate.load("topic_trend")
+    >>> metric = evaluate.load("metrics/topic_trend")
     >>> results = metric.compute(predictions=[10, 30], references=[5, 15], history=[10, 10])
     >>> print(results["delta_share_r2"], results["delta_share_mae"])
     1.0 0.0

@@ -42,7 +42,7 @@ Examples:
 
     The paper's Table 9 physics point: WAPE 13.1 % -> 70.35 (printed 70.4), grade C.
 
-    >>> wape_grade = evaluate.load("wape_grade")
+    >>> wape_grade = evaluate.load("metrics/wape_grade")
     >>> results = wape_grade.compute(predictions=[86.9], references=[100.0])
     >>> print(round(results["wape_pct"], 2), round(results["score"], 2), results["grade"])
     13.1 70.35 C

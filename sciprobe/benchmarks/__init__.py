@@ -59,6 +59,12 @@ def resolve_task(ref: str) -> tuple[Benchmark, TaskSpec]:
     return benchmark, benchmark.task(task)
 
 
+def canonical_ref(ref: str) -> str:
+    """``BENCH:TASK`` under the task's own name (an alias resolved): what results are keyed by."""
+    benchmark, task = resolve_task(ref)
+    return f"{benchmark.name}:{task.name}"
+
+
 def task_refs() -> list[str]:
     """``BENCH:TASK`` for every task of every registered benchmark."""
     return [f"{b}:{t}" for b in benchmark_names() for t in get_benchmark(b).tasks]

@@ -215,6 +215,6 @@ BENCHMARK = Benchmark(
     source_options={"normalize_whitespace": True},
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
-    # the demo: 8 items per classification task (the CLI's --limit) and one I2R tournament, official only
-    demo={"ipi": {}, "i3_set1": {}, "i3_set2": {}, "i2r": {"modes": ["official"], "limit": 1}},
+    # the demo: IPI, 8 items (the CLI's --limit)
+    demo={"ipi": {}},
 )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
+from sciprobe.benchmarks.prescience.forecast_runner import FORECAST
 from sciprobe.benchmarks.prescience.source import read_source
 from sciprobe.declaration import Benchmark, Command, ConfigSpec, TaskSpec
 
@@ -121,16 +122,32 @@ def _trend(extra: dict) -> Any:
 
 
 def topic_features():
-    return _trend({})
+    from datasets import Value
+
+    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64")})
 
 
 def topic_pair_features():
     from datasets import Value
 
-    return _trend({"forecast_end": Value("string")})
+    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64"),
+                   "forecast_end": Value("string")})
 
 
 # ---------------------------------------------------------------- scoring (records -> ScoreReport)
+def _with_parse_counts(report: Any, records: Sequence[Mapping[str, Any]]) -> Any:
+    """How the answers were read, when they were model answers: official format, tolerant fallback, failed."""
+    paths = [str(r.get("parse_path") or "") for r in records]
+    if any(p.startswith(("official", "tolerant")) for p in paths):
+        tolerant = sum(1 for p in paths if p.startswith("tolerant"))
+        report.values["n_parse_official"] = sum(1 for p in paths if p == "official")
+        report.values["n_parse_tolerant"] = tolerant
+        if tolerant:
+            report.notes.append(f"{tolerant} answer(s) read by the tolerant parser (no `Ranking:`/count line in "
+                                "the asked format)")
+    return report
+
+
 def score_ranking_records(variant: str):
     def score(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
         """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool`` (strict mode).
@@ -138,8 +155,8 @@ def score_ranking_records(variant: str):
         from sciprobe.benchmarks.prescience.ranking import score_rankings
 
         pools = [r["pool"] for r in records] if records and all("pool" in r for r in records) else None
-        return score_rankings([r["prediction"] for r in records], [r["gold"] for r in records], variant=variant,
-                              pools=pools, mode=mode)
+        return _with_parse_counts(score_rankings([r["prediction"] for r in records], [r["gold"] for r in records],
+                                                 variant=variant, pools=pools, mode=mode), records)
 
     return score
 
@@ -147,14 +164,25 @@ def score_ranking_records(variant: str):
 def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     from sciprobe.scoring.forecast import citation_forecast
 
-    return citation_forecast([r["prediction"] for r in records], [r["gold"] for r in records])
+    return _with_parse_counts(citation_forecast([r["prediction"] for r in records], [r["gold"] for r in records]),
+                              records)
 
 
 def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
+    """Records carry ``prediction`` (a count or None), ``gold`` (forecast count), ``history`` (history count)
+    and, for ``mode="paper"``, ``history_papers`` / ``forecast_papers`` (the windows' labelled papers)."""
+    from sciprobe.errors import SciprobeError
     from sciprobe.scoring.topic_trend import topic_trend
 
-    return topic_trend([r["prediction"] for r in records], [r["gold"] for r in records],
-                       [r["history"] for r in records], mode=mode)
+    papers: dict[str, Any] = {}
+    if mode == "paper":
+        papers = {k: next((r.get(k) for r in records if r.get(k) is not None), None)
+                  for k in ("history_papers", "forecast_papers")}
+        if None in papers.values():
+            raise SciprobeError("paper-mode topic shares need history_papers / forecast_papers on the instances "
+                                "(rebuild the dataset with this sciprobe version)")
+    return _with_parse_counts(topic_trend([r["prediction"] for r in records], [r["gold"] for r in records],
+                                          [r["history"] for r in records], mode=mode, **papers), records)
 
 
 def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
@@ -206,31 +234,35 @@ TASKS = {
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True))),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
-        description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        description="T2: rank candidate co-authors of a seed author from H^{<t_p} (nDCG@1000, R-precision)",
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), gold=lambda row: list(row["gold_author_ids"]),
+        runner=FORECAST, generation={"max_tokens": 512}, modes=("official", "strict"), headline="ndcg@1000"),
     "prior_work_selection": TaskSpec(
         name="prior_work_selection", config="prior_work_selection",
         description="T3: rank H^{<t_p} papers as the team's influential references (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        metric="ranking", score=score_ranking_records("calculate_ndcg"), gold=lambda row: list(row["gold_corpus_ids"]),
+        runner=FORECAST, generation={"max_tokens": 512}, modes=("official", "strict"), headline="ndcg@1000"),
     "citation_prediction": TaskSpec(
         name="citation_prediction", config="citation_prediction",
-        description="T4: forecast 12-month citations (MAE, R², Pearson, Spearman, log1p)",
-        metric="citation_forecast", score=score_citation_records, headline="mae"),
+        description="T4 (alias impact_prediction): forecast 12-month cumulative citations (MAE, R², Pearson, "
+                    "Spearman, log1p)",
+        metric="citation_forecast", score=score_citation_records, gold=lambda row: int(row["label_12m"]),
+        runner=FORECAST, generation={"max_tokens": 256}, headline="mae"),
     "future_combination": TaskSpec(
         name="future_combination", config="future_combination",
         description="T5: rank prior papers that later targets will co-cite with P (nDCG@1000, R-precision)",
-        metric="ranking", score=score_ranking_records("ndcg_at_k"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        metric="ranking", score=score_ranking_records("ndcg_at_k"), gold=lambda row: list(row["gold_corpus_ids"]),
+        runner=FORECAST, generation={"max_tokens": 512}, modes=("official", "strict"), headline="ndcg@1000"),
     "topic_trends": TaskSpec(
         name="topic_trends", config="topic_trends",
         description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+        metric="topic_trend", score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
+        runner=FORECAST, generation={"max_tokens": 256}, modes=("official", "paper"), headline="delta_share_r2"),
     "topic_pair_trends": TaskSpec(
         name="topic_pair_trends", config="topic_pair_trends",
         description="T7: forecast per-topic-pair paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+        metric="topic_trend", score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
+        runner=FORECAST, generation={"max_tokens": 256}, modes=("official", "paper"), headline="delta_share_r2"),
 }
 
 CARD_SECTIONS = {
@@ -290,7 +322,7 @@ CARD_SECTIONS = {
 BENCHMARK = Benchmark(
     name="prescience",
     title="PreScience",
-    version="0.1.0",
+    version="0.2.0",
     description=("PreScience evaluates scientific forecasting on arXiv AI papers (Oct 2023 - Sep 2025 targets, "
                  "~500K papers of history): collaborator prediction, prior-work selection, contribution "
                  "generation, citation prediction, future combination, topic and topic-pair trends. Train "
@@ -332,4 +364,9 @@ BENCHMARK = Benchmark(
     commands=(Command("prescience", "PreScience baselines and scoring", "sciprobe.benchmarks.prescience.cli"),
               Command("lacer", "LACER judge tools (PreScience)", "sciprobe.benchmarks.prescience.lacer_cli")),
     lighteval_tasks="sciprobe.benchmarks.prescience.lighteval_task:tasks_table",
+    # the newest upstream release calls T4 "impact prediction" (12-month cumulative citations; MAE, Pearson,
+    # Spearman: citation_forecast reports them)
+    aliases={"impact_prediction": "citation_prediction"},
+    # the demo: two collaborator rankings with a short context (prompt length dominates CPU time)
+    demo={"collaborator_prediction": {"limit": 2, "context_chars": 2500}},
 )

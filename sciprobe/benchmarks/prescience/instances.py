@@ -187,11 +187,16 @@ def _trend_rows(units: Iterable[str], history: Counter, forecast: Counter, extra
                "forecast_share": forecast[u] / f_total if f_total else 1.0 / len(units), **extra}
 
 
+def _paper_counts(history_sets: list[list[str]], forecast_sets: list[list[str]]) -> dict[str, int]:
+    """The labelled papers of each window: the denominators of the per-paper shares (``mode="paper"``)."""
+    return {"history_papers": len(history_sets), "forecast_papers": len(forecast_sets)}
+
+
 def topic_trend_instances(history_sets: list[list[str]], forecast_sets: list[list[str]]) -> list[dict]:
     """T6: one row per topic of the 202-topic list (label-mass shares)."""
     history = Counter(z for s in history_sets for z in set(s))
     forecast = Counter(z for s in forecast_sets for z in set(s))
-    return list(_trend_rows(TOPICS, history, forecast, {}))
+    return list(_trend_rows(TOPICS, history, forecast, _paper_counts(history_sets, forecast_sets)))
 
 
 def pair_id(a: str, b: str) -> str:
@@ -209,4 +214,5 @@ def topic_pair_instances(history_sets: list[list[str]], forecast_sets: list[list
     units = sorted(u for u in set(history) | set(forecast) if history[u] >= min_papers or forecast[u] >= min_papers)
     if not units:
         return []
-    return list(_trend_rows(units, history, forecast, {"forecast_end": forecast_end}))
+    return list(_trend_rows(units, history, forecast,
+                            {**_paper_counts(history_sets, forecast_sets), "forecast_end": forecast_end}))

@@ -234,4 +234,5 @@ BENCHMARK = Benchmark(
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
     prompt_version=prompts.PROMPT_VERSION,
+    demo={"pure_qa": {"limit": 4}},
 )

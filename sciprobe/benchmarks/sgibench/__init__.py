@@ -15,6 +15,7 @@ generation parameters), card text. Scoring lives in ``sciprobe.scoring.sgi`` (of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.sgibench import prompts
@@ -302,8 +303,15 @@ BENCHMARK = Benchmark(
     },
     tasks=TASKS,
     read_source=read_source,
+    # a few invented items of each dataset in the exact hub schema (sample/README.md; sample_writer.py)
+    sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
-    commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files",
+    commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files, build from the hub",
                       "sciprobe.benchmarks.sgibench.cli"),),
     lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",
+    # the five components, one item each, so the demo can print an SGI-Score (summary_rows)
+    demo={"deep_research": {"limit": 1, "modes": ["official"]}, "idea_generation": {"limit": 1, "modes": ["official"]},
+          "dry_experiment": {"limit": 1, "modes": ["official"]}, "wet_experiment": {"limit": 1, "modes": ["official"]},
+          "experimental_reasoning": {"limit": 1, "modes": ["official"]}},
+    summary_rows="sciprobe.benchmarks.sgibench.demo:sgi_score_rows",
 )

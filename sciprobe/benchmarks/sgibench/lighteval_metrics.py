@@ -5,6 +5,13 @@ Kept apart from ``sciprobe.lighteval_adapter`` (which is IDRBench/SciTaste-orien
 rather than ``id``, score raw responses (not parsed labels), and reasoning items carry images in ``Doc.images``.
 The computations are module-level classes naming their task, so lighteval can pickle them for its workers.
 Importing this module imports lighteval.
+
+Tasks: ``deep_research`` (EM), ``wet_experiment`` (SS, PA, final), ``experimental_reasoning`` (MCA, images in
+``Doc.images``) and ``idea_generation``: one answer per item, scored by the declaration's scorer -- the objective
+halves (all-MiniLM-L6-v2, graph similarity) always, and the judge panel's position-swapped votes (hence the
+``final`` SGI component) when ``$SCIPROBE_SGI_IDEA_JUDGES`` names the panel (``SPEC`` or ``SPEC1;SPEC2``; calls go
+through sciprobe's client and response cache, as ``sciprobe evaluate sgibench:idea_generation --judge`` does).
+``dry_experiment`` is sciprobe-only: its answer is executed on five unit tests in a sandbox.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from lighteval.tasks.requests import Doc, SamplingMethod
 
 from sciprobe.lighteval_adapter import final_text
 
-LIGHTEVAL_TASKS = ("deep_research", "wet_experiment", "experimental_reasoning")
+LIGHTEVAL_TASKS = ("deep_research", "wet_experiment", "experimental_reasoning", "idea_generation")
+IDEA_JUDGES_ENV = "SCIPROBE_SGI_IDEA_JUDGES"
+IDEA_KEYS = (("final", True), ("objective_effectiveness", True), ("objective_novelty", True),
+             ("objective_detailedness", True), ("objective_feasibility", True))
 
 
 def _task(name: str) -> Any:
@@ -31,10 +41,33 @@ def _task(name: str) -> Any:
 
 
 class SgiRecord(SampleLevelComputation):
-    """One answer -> the record the declaration's scorer takes (raw response + gold)."""
+    """One answer -> the record the declaration's scorer takes (raw response + gold; idea items: their row)."""
 
     def compute(self, doc: Doc, model_response: Any, **kwargs: Any) -> dict:
-        return {"idx": doc.specific["idx"], "gold": doc.specific["gold"], "response": final_text(model_response)}
+        record = {"idx": doc.specific["idx"], "gold": doc.specific["gold"], "response": final_text(model_response)}
+        if "row" in doc.specific:
+            record.update({"id": doc.specific["idx"], "row": doc.specific["row"]})
+        return record
+
+
+_PANEL_VOTES: dict[tuple, list] = {}
+
+
+def idea_votes(records: list[dict], judges: str) -> list[dict]:
+    """The panel's votes on every idea (memoised per set of answers: each metric of the task reads them), through
+    sciprobe's cached client."""
+    from sciprobe.benchmarks.sgibench.idea_runner import collect_panel_votes
+    from sciprobe.llm.cache import ResponseCache, default_cache_path
+    from sciprobe.llm.client import LLMClient
+    from sciprobe.llm.spec import split_specs
+
+    key = (judges, tuple((r["idx"], r["response"]) for r in records))
+    if key not in _PANEL_VOTES:
+        cache = ResponseCache(default_cache_path())
+        panel = [(c.model_id, c) for c in (LLMClient(spec, cache=cache) for spec in split_specs(judges))]
+        votes, _, _ = collect_panel_votes([r["row"] for r in records], [r["response"] for r in records], panel)
+        _PANEL_VOTES[key] = [{**r, "votes": v, "judge_ids": [j for j, _ in panel]} for r, v in zip(records, votes)]
+    return _PANEL_VOTES[key]
 
 
 class SgiCorpusScore(CorpusLevelComputation):
@@ -45,10 +78,17 @@ class SgiCorpusScore(CorpusLevelComputation):
         self.task, self.mode, self.key = task, mode, key
 
     def compute_corpus(self, items: list[dict]) -> float:
+        import math
+        import os
+
+        judges = os.environ.get(IDEA_JUDGES_ENV, "").strip()
+        if self.task == "idea_generation" and judges:
+            items = idea_votes(items, judges)
         report = _task(self.task).score(items, self.mode)
         if self.key == "failure_rate":
             return float(report.coverage.failure_rate)
-        return float(report.values[self.key])
+        value = report.values.get(self.key)
+        return math.nan if value is None else float(value)  # idea `final` without a judge panel: not computed
 
 
 def metrics_for(task_name: str) -> list[CorpusLevelMetric]:
@@ -57,7 +97,7 @@ def metrics_for(task_name: str) -> list[CorpusLevelMetric]:
     out = []
     for mode in task.modes:
         suffix = "" if mode == "official" else f"_{mode}"
-        for key, higher in task.corpus_metrics:
+        for key, higher in (IDEA_KEYS if task_name == "idea_generation" else task.corpus_metrics):
             out.append(CorpusLevelMetric(metric_name=f"{key}{suffix}", higher_is_better=higher,
                                          category=SamplingMethod.GENERATIVE, sample_level_fn=SgiRecord(),
                                          corpus_level_fn=SgiCorpusScore(task_name, mode, key)))
@@ -92,8 +132,14 @@ def experimental_reasoning_prompt(line: dict, task_name: str = "") -> Doc:
                          "answer_letter": line.get("answer_letter"), "n_images": len(images)})
 
 
+def idea_generation_prompt(line: dict, task_name: str = "") -> Doc:
+    """The row travels with the doc: the objective terms and the judges compare the idea with its reference."""
+    return Doc(task_name=task_name, query=_user_text("idea_generation", line), choices=[""], gold_index=0,
+               id=str(line["idx"]), specific={"idx": str(line["idx"]), "gold": None, "row": dict(line)})
+
+
 PROMPTS = {"deep_research": deep_research_prompt, "wet_experiment": wet_experiment_prompt,
-           "experimental_reasoning": experimental_reasoning_prompt}
+           "experimental_reasoning": experimental_reasoning_prompt, "idea_generation": idea_generation_prompt}
 
 
 def tasks_table(repo: str, generation_size: int | None = None) -> list[LightevalTaskConfig]:
