@@ -93,7 +93,9 @@ def _computations():
             self.benchmark, self.task, self.mode, self.key = benchmark, task, mode, key
 
         def compute_corpus(self, items: list[dict]) -> float:
-            return float(_task(self.benchmark, self.task).score(items, self.mode).values[self.key])
+            value = _task(self.benchmark, self.task).score(items, self.mode).values[self.key]
+            # no number (e.g. official macro-F1 when every answer says the same class, as upstream): NaN, not a crash
+            return float("nan") if value is None else float(value)
 
     class Mean(CorpusLevelComputation):
         def compute_corpus(self, items: list[float]) -> float:

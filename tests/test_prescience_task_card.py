@@ -67,7 +67,9 @@ def test_card_table_and_metrics(built: Path, monkeypatch) -> None:
 
     monkeypatch.setenv("SCIPROBE_PRESCIENCE_DATA", str(built))
     card = _card()
-    assert [t.name for t in card.TASKS_TABLE] == ["prescience:contribution_generation"]
+    names = [t.name for t in card.TASKS_TABLE]
+    assert names[0] == "prescience:contribution_generation"
+    assert set(names) == {f"prescience:{t}" for t in PRESCIENCE.tasks} | {"prescience:impact_prediction"}
     task = card.TASKS_TABLE[0]
     assert task.hf_repo == str(built) and task.hf_subset == "contribution_generation"
     metrics = {m.metric_name: m for m in task.metrics}

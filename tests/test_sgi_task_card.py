@@ -45,7 +45,8 @@ def _response(text: str):
 
 def test_tasks_table(card: ModuleType, built: Path) -> None:
     names = [t.name for t in card.TASKS_TABLE]
-    assert names == ["sgibench:deep_research", "sgibench:wet_experiment", "sgibench:experimental_reasoning"]
+    assert names == ["sgibench:deep_research", "sgibench:wet_experiment", "sgibench:experimental_reasoning",
+                     "sgibench:idea_generation"]
     for cfg in card.TASKS_TABLE:
         assert cfg.hf_repo == str(built) and list(cfg.evaluation_splits) == ["test"]
         metric_names = [m.metric_name for m in cfg.metrics]

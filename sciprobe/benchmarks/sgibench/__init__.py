@@ -309,8 +309,11 @@ BENCHMARK = Benchmark(
     commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files, build from the hub",
                       "sciprobe.benchmarks.sgibench.cli"),),
     lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",
-    # the five components, one item each, so the demo can print an SGI-Score (summary_rows)
-    demo={"deep_research": {"limit": 1, "modes": ["official"]}, "idea_generation": {"limit": 1, "modes": ["official"]},
+    # the five components, one item each, so the demo can print an SGI-Score (summary_rows); the idea panel is the
+    # bundled model itself (one vote pair, no re-asks): a stand-in that lets `final` exist, not a real judge
+    demo={"deep_research": {"limit": 1, "modes": ["official"]},
+          "idea_generation": {"limit": 1, "modes": ["official"], "judges": ["local/smollm2"], "judge_attempts": 1,
+                              "judge_params": {"temperature": 0.0, "max_tokens": 64}},
           "dry_experiment": {"limit": 1, "modes": ["official"]}, "wet_experiment": {"limit": 1, "modes": ["official"]},
           "experimental_reasoning": {"limit": 1, "modes": ["official"]}},
     summary_rows="sciprobe.benchmarks.sgibench.demo:sgi_score_rows",

@@ -1,4 +1,4 @@
-"""CLI hooks for ``sciprobe sgibench score-overall`` and ``sciprobe sgibench check-external`` (wired by
+"""CLI hooks for ``sciprobe sgibench score-overall``, ``check-external`` and ``build-from-hub`` (wired by
 :mod:`sciprobe.cli`): :func:`configure_parser` adds the actions to an ``sgibench`` parser, :func:`cmd` runs them
 (the work is done by :mod:`sciprobe.benchmarks.sgibench.commands`; spec sgibench.md §3.6, §7).
 """
@@ -42,11 +42,22 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                     "(pinned sha256). Exit status 1 when a pinned file is missing or differs.")
     external.add_argument("--data", metavar="DIR",
                           help="folder with upstream's layout (default: $SCIPROBE_SGIBENCH_DRY_DATA)")
+    hub = sub.add_parser(
+        "build-from-hub", help="download the five InternScience/SGI-* hub datasets and build them (one step)",
+        description="Build the released data: InternScience/SGI-DeepResearch, SGI-IdeaGeneration, "
+                    "SGI-DryExperiment, SGI-WetExperiment and SGI-Reasoning (split test), downloaded with "
+                    "huggingface_hub (or taken from its cache; HF_HUB_OFFLINE=1 works once they are cached). "
+                    "The build records the commit of every dataset.")
+    hub.add_argument("--out", required=True, help="output folder (written atomically)")
+    hub.add_argument("--revision", action="append", default=[], metavar="DATASET=REV",
+                     help="pin a dataset (e.g. SGI-Reasoning=<commit>); repeatable; default: main")
+    hub.add_argument("--config", action="append", dest="configs", help="only this config (repeatable)")
+    hub.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     return parser
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from sciprobe.benchmarks.sgibench.commands import check_external_command, sgi_score_command
+    from sciprobe.benchmarks.sgibench.commands import build_from_hub, check_external_command, sgi_score_command
     from sciprobe.errors import SciprobeError
 
     action = getattr(args, "sgibench_command", None)
@@ -63,4 +74,14 @@ def cmd(args: argparse.Namespace) -> int:
         status, text = check_external_command(args.data)
         print(text)
         return status
+    if action == "build-from-hub":
+        pairs = [r.partition("=") for r in args.revision]
+        if any(not sep or not rev for _, sep, rev in pairs):
+            raise SciprobeError("--revision takes DATASET=REV, e.g. SGI-Reasoning=main")
+        report = build_from_hub(args.out, {name: rev for name, _, rev in pairs}, configs=args.configs,
+                                overwrite=args.overwrite)
+        for config, splits in report.rows.items():
+            print(f"{config}: " + ", ".join(f"{split} {n}" for split, n in splits.items()))
+        print(f"built {args.out} from {report.source}")
+        return 0
     raise SciprobeError(f"unknown sgibench action {action!r}")

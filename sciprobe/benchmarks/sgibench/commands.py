@@ -6,6 +6,8 @@
   component reports from ``sciprobe evaluate`` results files (:func:`components_from_results`).
 - ``sciprobe sgibench check-external [--data DIR]`` -> :func:`check_external_command`: status of the external
   dry-experiment files (pinned sha256), exit status 1 when a pinned file is missing or differs.
+- ``sciprobe sgibench build-from-hub --out DIR [--revision SGI-Reasoning=REV ...]`` -> :func:`build_from_hub`: the
+  five released hub datasets, downloaded (or taken from the hub cache) and built in one step.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import sciprobe.benchmarks.sgibench.external as external
 from sciprobe.errors import SciprobeError
@@ -86,3 +89,47 @@ def check_external_command(folder: str | None = None) -> tuple[int, str]:
     if external.data_dir(folder) is None:
         lines.append(f"no folder given: pass --data DIR or set {external.ENV_VAR}")
     return (1 if bad else 0), "\n".join(lines)
+
+
+#: The released hub datasets (one per config, split ``test``; spec sgibench.md §2). The spec pins no dataset
+#: revision: a build records the commit each snapshot resolved to (``--revision NAME=REV`` pins one).
+HUB_ORG = "InternScience"
+
+
+def build_from_hub(out: str | Path, revisions: dict[str, str] | None = None, *, configs: Sequence[str] | None = None,
+                   overwrite: bool = False) -> Any:
+    """Download (or reuse from the hub cache) the five ``InternScience/SGI-*`` datasets and build them into
+    ``out`` in one step; the build records every dataset's resolved commit. ``revisions`` maps a dataset name
+    (``SGI-Reasoning``) or a config name (``experimental_reasoning``) to a revision."""
+    import tempfile
+
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.benchmarks.sgibench.source import HUB_DATASETS
+    from sciprobe.build import build_benchmark
+    import sciprobe.sources as sources
+
+    revisions = dict(revisions or {})
+    wanted = list(configs or HUB_DATASETS)
+    unknown = [k for k in revisions if k not in HUB_DATASETS and k not in HUB_DATASETS.values()]
+    if unknown:
+        raise SciprobeError(f"unknown SGI-Bench dataset {unknown[0]!r} in --revision; use one of "
+                            f"{', '.join(HUB_DATASETS.values())}")
+    resolved = {}
+    for config in wanted:
+        name = HUB_DATASETS[config]
+        revision = revisions.get(name) or revisions.get(config)
+        resolved[name] = sources.resolve_source(f"{HUB_ORG}/{name}", revision)
+    with tempfile.TemporaryDirectory(prefix="sgibench-hub-") as folder:
+        # real folders holding links to the snapshot files: the build reads and fingerprints them in place
+        for name, source in resolved.items():
+            files = sorted(source.path.rglob("*.parquet"))
+            if not files:
+                raise SciprobeError(f"hub dataset {source.repo_id}@{source.revision} holds no Parquet files")
+            for f in files:
+                link = Path(folder) / name / f.relative_to(source.path)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(f.resolve())
+        label = "; ".join(s.describe() for s in resolved.values())
+        commits = json.dumps({s.repo_id: s.revision for s in resolved.values()}, sort_keys=True)
+        return build_benchmark(get_benchmark("sgibench"), Path(folder), Path(out), configs=wanted,
+                               overwrite=overwrite, source_label=label, source_revision=commits)

@@ -389,7 +389,9 @@ def write_sample(folder: str | Path) -> Path:
     for config, rows in records().items():
         out = folder / HUB_DATASETS[config] / "data"
         out.mkdir(parents=True, exist_ok=True)
-        ds = datasets.Dataset.from_list(rows, features=hub_features(config))
+        features = hub_features(config)
+        ordered = [{name: row[name] for name in features} for row in rows]  # the hub's column order
+        ds = datasets.Dataset.from_list(ordered, features=features)
         ds.to_parquet(str(out / "test-00000-of-00001.parquet"))
     return folder
 
