@@ -289,6 +289,35 @@ CARD_SECTIONS = {
         "- BERTScore uses the bundled MiniLM (offline, 6 layers, no rescaling): not comparable with the paper's "
         "deberta-large-mnli numbers.",
     ]),
+    "Forecasting tasks with a model (T2-T7)": "\n".join([
+        "- `sciprobe evaluate prescience:<task>` asks one call per instance (runner `prescience_forecast`). "
+        "The prompt is built from H^{<t} of this dataset's own `papers` corpus (T6/T7: the train window): T2 "
+        "the seed author, their papers before t_p with co-authors, and candidate co-authors (1 and 2 hops) "
+        "with their evidence; T3 the team (names from the target's author list, the task's input), their "
+        "recent papers with key references, and candidate papers (cited by those papers, then the team's "
+        "own); T4 the target's title, abstract, categories, authors' statistics and references' citation "
+        "counts frozen at t_p (never its trajectory); T5 the target P with its references and candidates "
+        "co-cited with them before P, then the most cited papers; T6/T7 the unit's monthly counts over the "
+        "history window and the monthly totals.",
+        "- Upstream's GPT-5 agents (T2, T3, T5) set the format followed here: `- author_id=..., name=...` "
+        "lines, `Target paper cutoff_date: ...`, `--- Reference (corpus_id=...) ---` blocks, a ranked id list "
+        "padded to k = 1000; sciprobe gives the model what their tools would return instead of tools. T4, T6 "
+        "and T7 have no LLM baseline upstream: their prompts are sciprobe's design (answer `Citations: N` / "
+        "`Papers: N`).",
+        "- Candidates are chosen by evidence (strongest first) and listed in id order, so echoing the list is "
+        "not a ranking. Ids the model names outside the list are dropped and counted; the ranking is padded "
+        "with a seeded random draw from the whole candidate pool (authors with a paper before t_p, or papers "
+        "before t_p).",
+        "- Context budget: at most `context_chars` characters per prompt (default 6,000; abstracts clipped to "
+        "600, at most 40 candidates); sections keep whole lines in a fixed order and share; what was cut is "
+        "recorded per item (`context_cut`) and the budget in the provenance.",
+        "- Parsing: the `Ranking:` / count line (official), else candidate ids in order of mention or the "
+        "last number (tolerant); the parse path is recorded and counted (`n_parse_official`, "
+        "`n_parse_tolerant`). A predictions file (`{\"id\", \"prediction\"}`: ranked ids or a number) is scored "
+        "as given.",
+        "- `impact_prediction` (the newest upstream's name of T4) is an alias of `citation_prediction`: same "
+        "instances (12-month cumulative citations) and metrics (MAE, Pearson, Spearman, plus R² and log1p).",
+    ]),
     "Deviations and decisions": "\n".join([
         "- `papers` has splits `train` and `test`: the two overlapping corpora, not disjoint samples. A model "
         "cutoff never filters them (it filters the instance configs' `test` split).",
@@ -316,6 +345,8 @@ CARD_SECTIONS = {
         "topic ('Other') are excluded.",
         "- Topic labels must be in the Parquet `topics` column (release of this paper version); the v1 parquet "
         "has none, so T6/T7 are empty there.",
+        "- Topic rows carry `history_papers` / `forecast_papers` (labelled papers per window): the denominators of "
+        "the per-paper shares of `mode=\"paper\"`.",
     ]),
 }
 
