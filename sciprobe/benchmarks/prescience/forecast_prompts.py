@@ -88,6 +88,18 @@ def _count(n: int | None, word: str) -> str:
     return "unknown " + word + "s" if n is None else f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _candidate_block(budget: Budget, candidates: Sequence[dict[str, Any]], key: str, max_candidates: int,
+                     line: Any) -> tuple[list[str], str]:
+    """(listed ids, the listing): the strongest ``max_candidates`` that fit 60% of the room left, in id order."""
+    cands = list(candidates[:max_candidates])
+    if len(candidates) > max_candidates:
+        budget.cut["candidates_over_max"] = {"shown": max_candidates, "total": len(candidates)}
+    shown = budget.section("candidates", [line(c) for c in cands], share=0.6, min_lines=1)
+    ids = sorted(c[key] for c in cands[:len(shown)])
+    by_id = {c[key]: line(c) for c in cands}
+    return ids, "\n".join(by_id[i] for i in ids)
+
+
 # ---------------------------------------------------------------- T2 collaborators
 COLLABORATOR_SYSTEM = (
     "You forecast scientific collaborations. You are shown one researcher (the seed author), the papers they "
@@ -99,9 +111,6 @@ COLLABORATOR_SYSTEM = (
 def collaborator_messages(facts: Any, budget: Budget, max_candidates: int) -> tuple[list[dict[str, str]], list[str]]:
     header = budget.fixed("Seed author:\n" + _author_line(facts.seed) + f"\nTarget paper cutoff_date: {facts.cutoff}")
     answer = budget.fixed(RANKING_FORMAT)
-    cands = [c for c in facts.candidates[:max_candidates]]
-    if len(facts.candidates) > max_candidates:
-        budget.cut["candidates_over_max"] = {"shown": max_candidates, "total": len(facts.candidates)}
 
     def cand_line(c: dict[str, Any]) -> str:
         evidence = (f"{_count(c['joint_papers'], 'joint paper')}, latest {c['last_joint']}" if c["hop"] == 1 else
@@ -110,9 +119,7 @@ def collaborator_messages(facts: Any, budget: Budget, max_candidates: int) -> tu
 
     titles = [budget.fixed("Papers of the seed author before the cutoff (newest first):"),
               budget.fixed("Candidate co-authors (author_id: name; evidence from the record):")]
-    shown = budget.section("candidates", [cand_line(c) for c in cands], share=0.6, min_lines=1)
-    ids = sorted(c["author_id"] for c in cands[:len(shown)])
-    by_id = {c["author_id"]: cand_line(c) for c in cands}
+    ids, listing = _candidate_block(budget, facts.candidates, "author_id", max_candidates, cand_line)
 
     def paper_line(p: dict[str, Any]) -> str:
         names = ", ".join(f"{a['name']} ({a['author_id']})" for a in p["coauthors"]) or "none"
@@ -120,7 +127,7 @@ def collaborator_messages(facts: Any, budget: Budget, max_candidates: int) -> tu
 
     papers = budget.section("seed_papers", [paper_line(p) for p in facts.papers])
     blocks = [header, titles[0] + "\n" + ("\n".join(papers) or "(none shown)"),
-              titles[1] + "\n" + "\n".join(by_id[i] for i in ids), answer]
+              titles[1] + "\n" + listing, answer]
     return _messages(COLLABORATOR_SYSTEM, blocks), ids
 
 
@@ -136,9 +143,6 @@ def prior_work_messages(facts: Any, budget: Budget, max_candidates: int) -> tupl
     header = budget.fixed("Authors of the target paper:\n" + "\n".join(_author_line(a) for a in facts.authors)
                           + f"\nTarget paper cutoff_date: {facts.cutoff}")
     answer = budget.fixed(RANKING_FORMAT)
-    cands = facts.candidates[:max_candidates]
-    if len(facts.candidates) > max_candidates:
-        budget.cut["candidates_over_max"] = {"shown": max_candidates, "total": len(facts.candidates)}
 
     def cand_line(c: dict[str, Any]) -> str:
         team = "; a paper of the team" if c["team_paper"] else ""
@@ -149,9 +153,7 @@ def prior_work_messages(facts: Any, budget: Budget, max_candidates: int) -> tupl
 
     titles = [budget.fixed("Recent papers of the authors before the cutoff (newest first):"),
               budget.fixed("Candidate earlier papers (corpus_id: [date] title; evidence from the record):")]
-    shown = budget.section("candidates", [cand_line(c) for c in cands], share=0.6, min_lines=1)
-    ids = sorted(c["corpus_id"] for c in cands[:len(shown)])
-    by_id = {c["corpus_id"]: cand_line(c) for c in cands}
+    ids, listing = _candidate_block(budget, facts.candidates, "corpus_id", max_candidates, cand_line)
     papers_by_id: dict[str, dict[str, Any]] = {}
     written_by: dict[str, list[str]] = {}
     for author in facts.authors:
@@ -163,7 +165,7 @@ def prior_work_messages(facts: Any, budget: Budget, max_candidates: int) -> tupl
              for cid, p in sorted(papers_by_id.items(), key=lambda kv: (kv[1]["date"], kv[0]), reverse=True)]
     papers = budget.section("team_papers", lines)
     blocks = [header, titles[0] + "\n" + ("\n".join(papers) or "(none shown)"),
-              titles[1] + "\n" + "\n".join(by_id[i] for i in ids), answer]
+              titles[1] + "\n" + listing, answer]
     return _messages(PRIOR_WORK_SYSTEM, blocks), ids
 
 
@@ -208,23 +210,18 @@ def combination_messages(facts: Any, budget: Budget, max_candidates: int) -> tup
         f"Abstract: {budget.clip(t['abstract'])}\nTopics: {'; '.join(t['topics']) or 'none'}\n"
         f"Categories: {', '.join(t['categories']) or 'none'}")
     answer = budget.fixed(RANKING_FORMAT)
-    cands = facts.candidates[:max_candidates]
-    if len(facts.candidates) > max_candidates:
-        budget.cut["candidates_over_max"] = {"shown": max_candidates, "total": len(facts.candidates)}
 
     def cand_line(c: dict[str, Any]) -> str:
         return (f"- {c['corpus_id']}: [{c['date']}] {c['title']}; co-cited {_count(c['cocitations'], 'time')} with "
                 f"P's references before P; {_count(c['citations_before'], 'influential citation')} before P")
 
     title = budget.fixed("Candidate earlier papers (corpus_id: [date] title; evidence from the record):")
-    shown = budget.section("candidates", [cand_line(c) for c in cands], share=0.6, min_lines=1)
-    ids = sorted(c["corpus_id"] for c in cands[:len(shown)])
-    by_id = {c["corpus_id"]: cand_line(c) for c in cands}
+    ids, listing = _candidate_block(budget, facts.candidates, "corpus_id", max_candidates, cand_line)
     refs = budget.section("references", [
         f"--- Reference (corpus_id={r['corpus_id']}) ---\nTitle: {r['title']}\n"
         f"Abstract: {budget.clip(r['abstract'], 300)}"
         for r in facts.references])
-    blocks = [header, "\n".join(refs), title + "\n" + "\n".join(by_id[i] for i in ids), answer]
+    blocks = [header, "\n".join(refs), title + "\n" + listing, answer]
     return _messages(COMBINATION_SYSTEM, blocks), ids
 
 
