@@ -1,6 +1,6 @@
 """A task's rows: the built dataset (a folder, a hub id, or the bundled sample built on first use), its test
 split filtered by the temporal cutoff with Arrow compute, then limited; plus the fixed few-shot examples and
-the dataset fingerprint results record."""
+the dataset fingerprint results record. Every row carries ``id`` (copied from the config's ``id_field``)."""
 
 from __future__ import annotations
 
@@ -63,4 +63,9 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
         raise SciprobeError(f"{target} config {task.config!r} has {len(fewshot)} few-shot examples, "
                             f"task {task.name} needs {task.num_fewshot}")
     fingerprint = dataset_fingerprint(location) if local else f"hub:{data}@{revision or 'main'}:{test._fingerprint}"
-    return TaskData(kept.to_list(), fewshot, fingerprint, target, report)
+    rows = kept.to_list()
+    id_field = benchmark.config(task.config).id_field
+    if id_field != "id":  # every row a runner gets is identified by ``id`` (the config's own id field's value)
+        for row in rows:
+            row.setdefault("id", str(row[id_field]))
+    return TaskData(rows, fewshot, fingerprint, target, report)

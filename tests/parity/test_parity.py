@@ -8,7 +8,6 @@ must give the same result, to the last digit unless a case says otherwise.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 

@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,6 @@ from sciprobe.llm.stub_server import StubServer
 
 from task_card_support import CARD, load_card
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_idrbench_card_lists_every_single_call_task():

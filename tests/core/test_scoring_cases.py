@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,8 @@ from sciprobe.scoring.classification import binary_classification, subject_set_f
 from sciprobe.scoring.ranking import ranking_metrics
 from sciprobe.scoring.report import ScoreReport
 
-CASES_DIR = Path(__file__).parent / "cases"
+from golden import CASES_DIR
+
 
 FUNCTIONS: dict[str, Callable[..., ScoreReport]] = {
     "idr_classification": binary_classification,

@@ -18,7 +18,8 @@ from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
 from sciprobe.build import build_benchmark
 from sciprobe.errors import SciprobeError
 
-REPO = Path(__file__).resolve().parents[1]
+from golden import REPO
+
 SHARED_DRY = REPO.parent / "shared" / "data" / "sgibench" / "evaluation" / "task_3_dry_experiment" / "data"
 SGI = get_benchmark("sgibench")
 CONFIGS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment", "experimental_reasoning")

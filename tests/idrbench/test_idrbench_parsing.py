@@ -1,14 +1,15 @@
 """IDRBench answer parsing: official regexes exactly (quirks included) and the tolerant fallbacks."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from sciprobe.benchmarks.idrbench.parsing import parse_i2r, parse_i3, parse_ipi
 
+from golden import CASES_DIR
+
 PARSERS = {"ipi": parse_ipi, "i3": parse_i3, "i2r": parse_i2r}
-CASES = json.loads((Path(__file__).parent / "cases" / "idrbench_parsing.json").read_text())
+CASES = json.loads((CASES_DIR / "idrbench_parsing.json").read_text())
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['parser']}:{c['text'][:30]}" for c in CASES])

@@ -22,7 +22,9 @@ from sciprobe.leaderboard.validation import (
     validate_submission,
 )
 
-CASES_DIR = Path(__file__).parent / "cases" / "submissions"
+from golden import CASES_DIR
+
+CASES_DIR = CASES_DIR / "submissions"
 CASES = json.loads((CASES_DIR / "cases.json").read_text("utf-8"))["cases"]
 
 

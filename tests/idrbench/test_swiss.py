@@ -1,13 +1,14 @@
 """Swiss tournament semantics of IDRBench I2R (spec idrbench.md §5.2), checked on hand-derived cases."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from sciprobe.runners.swiss import SwissTournament, play
 
-CASES = json.loads((Path(__file__).parent / "cases" / "swiss.json").read_text())
+from golden import CASES_DIR
+
+CASES = json.loads((CASES_DIR / "swiss.json").read_text())
 RULES = {"paper_1": 1, "paper_2": 2, "none": None}
 
 

@@ -37,8 +37,9 @@ from sciprobe.runners.sandbox import (
     sandbox_available,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-CASES = Path(__file__).parent / "cases" / "sandbox_hostile"
+from golden import CASES_DIR, REPO
+
+CASES = CASES_DIR / "sandbox_hostile"
 MARKER_ENV = "SCIPROBE_SBX_TEST_MARKER"
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.lacer import PLACEHOLDERS, LacerTemplate, lacer, parse_score
 
-CASES = json.loads((Path(__file__).parent / "cases" / "prescience_lacer.json").read_text(encoding="utf-8"))
-SHARED_TEMPLATE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "prescience" / "task_followup_prediction"
+from golden import CASES_DIR, REPO
+
+CASES = json.loads((CASES_DIR / "prescience_lacer.json").read_text(encoding="utf-8"))
+SHARED_TEMPLATE = (REPO.parent / "shared" / "data" / "prescience" / "task_followup_prediction"
                    / "evaluate" / "templates" / "lacer_scoring_prompt_percentile50.110.txt")
 # The package's own tiny stand-in template (the real one is read from a user-supplied path, never bundled).
 TEMPLATE = LacerTemplate("Rate 1-10.\nReference:\n{{reference_title}}\n{{reference_abstract}}\n\nGeneration:\n"

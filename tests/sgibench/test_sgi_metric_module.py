@@ -4,13 +4,7 @@ hand-built Gradio app builds."""
 
 from __future__ import annotations
 
-import ast
-import doctest
-import inspect
 import json
-import re
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -19,10 +13,10 @@ from metric_module_support import flat, import_file
 
 from sciprobe.scoring.sgi import deep_research, overall, reasoning, wet_experiment
 
-REPO = Path(__file__).resolve().parents[1]
+from golden import CASES_DIR, REPO
+
 METRICS_DIR = REPO / "metrics"
 FOLDER = METRICS_DIR / "sgi_score"
-CASES_DIR = Path(__file__).parent / "cases"
 CONFIGS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment", "experimental_reasoning", "overall")
 
 
@@ -96,56 +90,11 @@ def test_judge_outputs_add_sla_and_rv(loaded: dict[str, Any]) -> None:
         loaded["deep_research"].compute(predictions=["a", "b"], references=["a", "b"], judge_outputs=["x"])
 
 
-def test_template_test_cases(loaded: dict[str, Any]) -> None:
-    cases = import_file(FOLDER / "tests.py", "_sciprobe_sgi_score_tests").test_cases
-    assert len(cases) >= 4
-    for case in cases:
-        got = loaded[case["config"]].compute(predictions=case["predictions"], references=case["references"],
-                                             **case["kwargs"])
-        for key, want in case["result"].items():
-            assert got[key] == (pytest.approx(want) if not isinstance(want, str) else want), key
-
-
-def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestResults:
-    test = doctest.DocTestParser().get_doctest(text, globs, name, None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test, out=lambda s: sys.stdout.write(s))
-    return runner.summarize(verbose=False)
-
-
-def test_docstring_and_readme_examples(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
-    module = import_file(FOLDER / "sgi_score.py", "_sciprobe_metric_sgi_score")
-    monkeypatch.chdir(METRICS_DIR)
-    result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, "sgi_score.docstring")
-    assert result.attempted >= 8 and result.failed == 0
+def test_card_has_the_official_vs_paper_section() -> None:
     readme = (FOLDER / "README.md").read_text(encoding="utf-8")
-    for section in ("Metric Description", "How to Use", "Inputs", "Output Values", "Values from Popular Papers",
-                    "Examples", "Limitations and Bias", "Citation", "Further References", "Official vs paper mode"):
-        assert f"# {section}" in readme, section
-    examples = readme.split("### Examples", 1)[1].split("\n## ", 1)[0]
-    examples = re.sub(r"^```\w*$", "", examples, flags=re.MULTILINE)
-    result = _run_doctest(examples, {"evaluate": offline_evaluate}, "sgi_score/README.md")
-    assert result.attempted >= 10 and result.failed == 0
+    assert "# Official vs paper mode" in readme
 
 
-def test_layout_and_conventions() -> None:
-    for file in ("sgi_score.py", "README.md", "app.py", "requirements.txt", "tests.py"):
-        assert (FOLDER / file).is_file(), file
-    assert not (FOLDER / "__init__.py").exists() and not (METRICS_DIR / "__init__.py").exists()
-    source = (FOLDER / "sgi_score.py").read_text(encoding="utf-8")
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            assert len(node.names) == 1
-        if isinstance(node, ast.ImportFrom):
-            assert len(node.names) == 1, f"one import per line (line {node.lineno})"
-    assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
-    module = import_file(FOLDER / "sgi_score.py", "_sciprobe_conv_sgi_score")
-    cls = module.SgiScore
-    params = inspect.signature(cls._compute).parameters
-    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    assert list(params)[:3] == ["self", "predictions", "references"]
-
-
-def test_app_builds_without_launching() -> None:
+def test_app_knows_every_config() -> None:
     app = import_file(FOLDER / "app.py", "_sciprobe_sgi_score_app")
     assert app.demo is not None and set(app.CONFIGS) == set(CONFIGS)

@@ -7,13 +7,9 @@ README, and builds (without launching) the hand-written Gradio app.
 
 from __future__ import annotations
 
-import ast
-import doctest
-import inspect
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,16 +18,15 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import yaml
-from metric_module_support import README_SECTIONS, flat, import_file
+from metric_module_support import flat, import_file
 
 from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.ranking import ranking_metrics
 
-REPO = Path(__file__).resolve().parents[1]
+from golden import CASES_DIR, REPO
+
 METRICS_DIR = REPO / "metrics"
-CASES_DIR = Path(__file__).resolve().parent / "cases"
 MODULE_NAMES = ("idr_classification", "ranking")
 SCIPROBE_FUNCTION: dict[str, Callable[..., Any]] = {
     "idr_classification": binary_classification,
@@ -138,99 +133,8 @@ def test_bad_labels_and_ids_raise_value_error(loaded: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("name", MODULE_NAMES)
-def test_template_test_cases(loaded: dict[str, Any], name: str) -> None:
-    cases = import_file(METRICS_DIR / name / "tests.py", f"_sciprobe_{name}_tests").test_cases
-    assert cases
-    for case in cases:
-        got = loaded[name].compute(predictions=case["predictions"], references=case["references"],
-                                   **case["kwargs"])
-        for key, want in case["result"].items():
-            assert got[key] == (pytest.approx(want) if not isinstance(want, (str, type(None))) else want), key
-
-
-# --------------------------------------------------------------------------------------------- doctests
-
-
-def _run_doctest(text: str, globs: dict[str, Any], name: str) -> doctest.TestResults:
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(text, globs, name, None, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test, out=lambda s: sys.stdout.write(s))
-    return runner.summarize(verbose=False)
-
-
-@pytest.mark.parametrize("name", MODULE_NAMES)
-def test_module_docstring_examples_pass(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
-                                        name: str) -> None:
-    module = import_file(METRICS_DIR / name / f"{name}.py", f"_sciprobe_metric_{name}")
-    assert "Examples:" in module._KWARGS_DESCRIPTION
-    monkeypatch.chdir(METRICS_DIR)  # `evaluate.load("<name>")` in the examples resolves the local directory
-    result = _run_doctest(module._KWARGS_DESCRIPTION, {"evaluate": offline_evaluate}, f"{name}._KWARGS_DESCRIPTION")
-    assert result.attempted >= 5
-    assert result.failed == 0
-
-
-@pytest.mark.parametrize("name", MODULE_NAMES)
-def test_readme_examples_pass(loaded: dict[str, Any], name: str) -> None:
+def test_readme_quotes_table_2(name: str) -> None:
     readme = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
-    examples = readme.split("### Examples", 1)[1].split("\n## ", 1)[0]
-    examples = re.sub(r"^```\w*$", "", examples, flags=re.MULTILINE)  # fences would read as expected output
-    result = _run_doctest(examples, {name: loaded[name]}, f"{name}/README.md")
-    assert result.attempted >= 3
-    assert result.failed == 0
-
-
-# --------------------------------------------------------------------------------------------- conventions
-
-
-def test_metrics_dir_is_not_a_package() -> None:
-    assert not (METRICS_DIR / "__init__.py").exists()
-    for name in MODULE_NAMES:
-        assert not (METRICS_DIR / name / "__init__.py").exists()
-
-
-@pytest.mark.parametrize("name", MODULE_NAMES)
-def test_module_layout_and_conventions(name: str) -> None:
-    folder = METRICS_DIR / name
-    for file in (f"{name}.py", "README.md", "app.py", "requirements.txt", "tests.py"):
-        assert (folder / file).is_file(), file
-    source = (folder / f"{name}.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            assert len(node.names) == 1, f"one import per line (line {node.lineno})"
-    assert not re.search(r"^import\s+\w+\s*,", source, flags=re.MULTILINE)
-    for const in ("_DESCRIPTION", "_KWARGS_DESCRIPTION"):
-        assert re.search(rf"^{const} = ", source, flags=re.MULTILINE), const
-    assert "return metric_info(" in source  # citation and homepage from the benchmark declaration
-    assert "@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)" in source
-    assert "gradio" not in source and "launch" not in source
-
-    module = import_file(folder / f"{name}.py", f"_sciprobe_conv_{name}")
-    metric_classes = [obj for obj in vars(module).values()
-                      if inspect.isclass(obj) and obj.__module__ == module.__name__]
-    assert len(metric_classes) == 1
-    params = inspect.signature(metric_classes[0]._compute).parameters
-    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()), "no **kwargs"
-    assert list(params)[:3] == ["self", "predictions", "references"]
-    assert metric_classes[0].__doc__ and "Examples:" in metric_classes[0].__doc__
-
-    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").split()
-    assert "evaluate==0.4.6" in requirements and "sciprobe" in requirements
-
-
-@pytest.mark.parametrize("name", MODULE_NAMES)
-def test_readme_is_a_space_card(name: str) -> None:
-    readme = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
-    assert readme.startswith("---\n")
-    front = yaml.safe_load(readme.split("---\n", 2)[1])
-    for key in ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "pinned", "tags",
-                "description"):
-        assert key in front, key
-    assert front["sdk"] == "gradio" and front["app_file"] == "app.py"
-    assert {"evaluate", "metric"} <= set(front["tags"])
-    for section in README_SECTIONS:
-        assert re.search(rf"^#+ {re.escape(section)}\s*$", readme, flags=re.MULTILINE), section
     popular = readme.split("Values from Popular Papers", 1)[1].split("### Examples", 1)[0]
     assert "Table 2" in popular
     # a few IDRBench Table 2 numbers (spec idrbench.md §6.1) must be quoted
@@ -259,7 +163,7 @@ def test_importing_the_metric_modules_does_not_import_gradio(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("name", MODULE_NAMES)
-def test_app_builds_interface_without_launching(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
+def test_app_scores_its_examples(offline_evaluate: ModuleType, monkeypatch: pytest.MonkeyPatch,
                                                 name: str) -> None:
     gr = pytest.importorskip("gradio")
 
@@ -268,13 +172,7 @@ def test_app_builds_interface_without_launching(offline_evaluate: ModuleType, mo
 
     monkeypatch.setattr(gr.Blocks, "launch", no_launch)
     app = import_file(METRICS_DIR / name / "app.py", f"_sciprobe_app_{name}")
-    assert isinstance(app.demo, gr.Blocks)
-    assert not app.demo.is_running
     assert isinstance(app.build_demo(), gr.Blocks)
-    source = (METRICS_DIR / name / "app.py").read_text(encoding="utf-8")
-    assert "launch_gradio_widget(" not in source
-    assert 'if __name__ == "__main__":' in source
-
     if name == "idr_classification":
         got = app.score([["yes", "yes"], ["no", "yes"], ["", "no"], ["yes", "no"], ["", ""]],
                         "official", "wrong", "yes")

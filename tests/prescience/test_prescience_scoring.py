@@ -21,7 +21,9 @@ from sciprobe.scoring.forecast import citation_forecast
 from sciprobe.scoring.ranking import ranking_metrics
 from sciprobe.scoring.topic_trend import topic_trend
 
-CASES = json.loads((Path(__file__).parent / "cases" / "prescience_scoring.json").read_text(encoding="utf-8"))
+from golden import CASES_DIR
+
+CASES = json.loads((CASES_DIR / "prescience_scoring.json").read_text(encoding="utf-8"))
 
 
 def _call(case: dict):

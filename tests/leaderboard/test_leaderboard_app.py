@@ -15,7 +15,9 @@ from sciprobe.leaderboard.queue import data_for, process_pending, submit
 from sciprobe.leaderboard.store import SQLiteStore
 from sciprobe.leaderboard.validation import task_target, validate_model_info, validate_submission
 
-CASES_DIR = Path(__file__).parent / "cases" / "submissions"
+from golden import CASES_DIR
+
+CASES_DIR = CASES_DIR / "submissions"
 
 
 def free_port() -> int:

@@ -4,7 +4,6 @@ a canned model."""
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +17,6 @@ from sciprobe.build import build_benchmark
 
 from task_card_support import CARD, load_card
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,5 @@
 """The I2R driver: lockstep tournaments, call counts equal to upstream's, official vs corrected winners."""
 
-from pathlib import Path
 
 import datasets
 import pytest

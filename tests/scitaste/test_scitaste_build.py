@@ -18,6 +18,8 @@ from sciprobe.cutoffs import parse_cutoff
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.composite import DIMENSIONS
 
+from golden import REPO
+
 TASTE = get_benchmark("scitaste")
 
 
@@ -142,7 +144,7 @@ def test_missing_pool_file_and_malformed_json(tmp_path: Path) -> None:
 def test_builder_module_is_thin_and_works(tmp_path: Path) -> None:
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "dataset_builders" / "builder.py"
+    path = REPO / "dataset_builders" / "builder.py"
     spec = importlib.util.spec_from_file_location("sciprobe_builders", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -14,6 +14,8 @@ from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.hub_api import LocalFolderApi
 from sciprobe.publish import metric_names, publish, read_front_matter
 
+from golden import REPO
+
 
 def test_dataset_dry_run_loads_with_datasets(tmp_path):
     import datasets
@@ -40,7 +42,7 @@ def test_metric_dry_run_loads_with_evaluate(tmp_path):
         assert name in metric_names()
         [artifact] = publish("metric", f"sciprobe/{name}", dry_run=True, out=tmp_path / name)
         assert artifact.repo_type == "space" and artifact.folder == tmp_path / name
-        source = Path(__file__).parents[1] / "metrics" / name
+        source = REPO / "metrics" / name
         assert sorted(p.name for p in artifact.folder.iterdir()) == sorted(
             p.name for p in source.iterdir() if p.name != "__pycache__")
         meta = read_front_matter(artifact.folder / "README.md")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,8 @@ from sciprobe.scoring.sgi import (
     wet_experiment,
 )
 
-CASES_DIR = Path(__file__).parent / "cases"
+from golden import CASES_DIR
+
 FILES = ("sgi_deep_research", "sgi_wet_experiment", "sgi_reasoning", "sgi_dry_experiment", "sgi_idea", "sgi_overall")
 FUNCTIONS = {
     "exact_match": deep_research.exact_match,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from sciprobe.llm.stub_server import StubServer
 
 from task_card_support import CARD, load_card
 
-REPO = Path(__file__).resolve().parents[1]
 PRESCIENCE = get_benchmark("prescience")
 
 

@@ -27,7 +27,9 @@ from sciprobe.scoring.lacer_validation import (
     parse_ranking,
 )
 
-SHARED_TEMPLATE = (Path(__file__).resolve().parents[2] / "shared" / "data" / "prescience" / "task_followup_prediction"
+from golden import REPO
+
+SHARED_TEMPLATE = (REPO.parent / "shared" / "data" / "prescience" / "task_followup_prediction"
                    / "evaluate" / "templates" / "lacer_scoring_prompt_percentile50.110.txt")
 
 

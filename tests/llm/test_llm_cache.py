@@ -14,6 +14,8 @@ from pathlib import Path
 from sciprobe.llm.cache import ResponseCache, default_cache_path, request_key
 from sciprobe.llm.types import Completion, Request
 
+from golden import REPO
+
 MSGS = [{"role": "user", "content": "Is this idea novel?"}]
 
 
@@ -107,7 +109,7 @@ def test_killed_process_loses_no_completed_put(tmp_path):
             cache.put(f"k{{i}}", Completion(text=f"t{{i}}"))
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     env = {**os.environ, "PYTHONPATH": str(repo)}
     proc = subprocess.run([sys.executable, "-c", script], check=False, env=env, capture_output=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()

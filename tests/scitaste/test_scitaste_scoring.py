@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,8 @@ from sciprobe.scoring.composite import (KNOWN_WEIGHTS, average_ranks, classify, 
 from sciprobe.scoring.report import ScoreReport
 from sciprobe.scoring.wape import GRADE_BOUNDS_PCT, KNOTS_V1, grade_wape, scheme2_score, wape_grade
 
-CASES_DIR = Path(__file__).parent / "cases"
+from golden import CASES_DIR
+
 FUNCTIONS = {"scitaste_wape": wape_grade, "scitaste_composite": scitaste_composite}
 
 
