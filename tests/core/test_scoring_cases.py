@@ -6,7 +6,6 @@ Each file in tests/cases/ is a list of {name, kwargs, predictions, references, e
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +17,7 @@ from sciprobe.scoring.classification import binary_classification, subject_set_f
 from sciprobe.scoring.ranking import ranking_metrics
 from sciprobe.scoring.report import ScoreReport
 
-from golden import CASES_DIR
+from golden import load_cases
 
 
 FUNCTIONS: dict[str, Callable[..., ScoreReport]] = {
@@ -31,7 +30,7 @@ FUNCTIONS: dict[str, Callable[..., ScoreReport]] = {
 def _load_cases() -> list[Any]:
     params = []
     for stem in ("idr_classification", "ranking"):
-        for case in json.loads((CASES_DIR / f"{stem}.json").read_text(encoding="utf-8")):
+        for case in load_cases(stem):
             params.append(pytest.param(stem, case, id=f"{stem}:{case['name']}"))
     return params
 

@@ -7,7 +7,6 @@ README, and builds (without launching) the hand-written Gradio app.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -24,7 +23,7 @@ from sciprobe.benchmarks import get_benchmark
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.ranking import ranking_metrics
 
-from golden import CASES_DIR, REPO
+from golden import REPO, load_cases
 
 METRICS_DIR = REPO / "metrics"
 MODULE_NAMES = ("idr_classification", "ranking")
@@ -50,7 +49,7 @@ def _same(a: Any, b: Any) -> bool:
 def _module_cases(name: str) -> list[dict[str, Any]]:
     """Golden cases expressible through the module's string features."""
     out = []
-    for case in json.loads((CASES_DIR / f"{name}.json").read_text(encoding="utf-8")):
+    for case in load_cases(name):
         if "expected_error" in case or case.get("function") or not case["predictions"]:
             continue
         if name == "idr_classification":

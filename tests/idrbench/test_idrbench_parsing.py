@@ -1,15 +1,14 @@
 """IDRBench answer parsing: official regexes exactly (quirks included) and the tolerant fallbacks."""
 
-import json
 
 import pytest
 
 from sciprobe.benchmarks.idrbench.parsing import parse_i2r, parse_i3, parse_ipi
 
-from golden import CASES_DIR
+from golden import load_cases
 
 PARSERS = {"ipi": parse_ipi, "i3": parse_i3, "i2r": parse_i2r}
-CASES = json.loads((CASES_DIR / "idrbench_parsing.json").read_text())
+CASES = load_cases("idrbench_parsing")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['parser']}:{c['text'][:30]}" for c in CASES])

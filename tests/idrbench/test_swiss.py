@@ -1,14 +1,13 @@
 """Swiss tournament semantics of IDRBench I2R (spec idrbench.md §5.2), checked on hand-derived cases."""
 
-import json
 
 import pytest
 
 from sciprobe.runners.swiss import SwissTournament, play
 
-from golden import CASES_DIR
+from golden import load_cases
 
-CASES = json.loads((CASES_DIR / "swiss.json").read_text())
+CASES = load_cases("swiss")
 RULES = {"paper_1": 1, "paper_2": 2, "none": None}
 
 

@@ -22,10 +22,10 @@ from sciprobe.leaderboard.validation import (
     validate_submission,
 )
 
-from golden import CASES_DIR
+from golden import CASES_DIR, load_cases
 
 CASES_DIR = CASES_DIR / "submissions"
-CASES = json.loads((CASES_DIR / "cases.json").read_text("utf-8"))["cases"]
+CASES = load_cases("cases")["cases"]
 
 
 def _case_id(case: dict) -> str:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.lacer import PLACEHOLDERS, LacerTemplate, lacer, parse_score
 
-from golden import CASES_DIR, REPO
+from golden import REPO, load_cases
 
-CASES = json.loads((CASES_DIR / "prescience_lacer.json").read_text(encoding="utf-8"))
+CASES = load_cases("prescience_lacer")
 SHARED_TEMPLATE = (REPO.parent / "shared" / "data" / "prescience" / "task_followup_prediction"
                    / "evaluate" / "templates" / "lacer_scoring_prompt_percentile50.110.txt")
 # The package's own tiny stand-in template (the real one is read from a user-supplied path, never bundled).

@@ -21,9 +21,9 @@ from sciprobe.scoring.forecast import citation_forecast
 from sciprobe.scoring.ranking import ranking_metrics
 from sciprobe.scoring.topic_trend import topic_trend
 
-from golden import CASES_DIR
+from golden import load_cases
 
-CASES = json.loads((CASES_DIR / "prescience_scoring.json").read_text(encoding="utf-8"))
+CASES = load_cases("prescience_scoring")
 
 
 def _call(case: dict):

@@ -16,7 +16,7 @@ from metric_module_support import import_file
 from sciprobe.scoring.composite import scitaste_composite
 from sciprobe.scoring.wape import wape_grade
 
-from golden import CASES_DIR, REPO
+from golden import REPO, load_cases
 
 METRICS_DIR = REPO / "metrics"
 MODULES = {"wape_grade": (wape_grade, "scitaste_wape"), "scitaste_composite": (scitaste_composite, "scitaste_composite")}
@@ -42,7 +42,7 @@ def _nan_free(value: Any) -> Any:
 @pytest.mark.parametrize("name", MODULES)
 def test_compute_equals_sciprobe_function(loaded: dict[str, Any], name: str) -> None:
     fn, stem = MODULES[name]
-    cases = [c for c in json.loads((CASES_DIR / f"{stem}.json").read_text("utf-8"))
+    cases = [c for c in load_cases(stem)
              if "expected_error" not in c and not any(isinstance(p, str) for p in c["predictions"])]
     assert len(cases) >= 5
     for case in cases:
@@ -57,7 +57,7 @@ def test_compute_equals_sciprobe_function(loaded: dict[str, Any], name: str) -> 
 @pytest.mark.parametrize("name", MODULES)
 def test_errors_are_value_errors(loaded: dict[str, Any], name: str) -> None:
     fn, stem = MODULES[name]
-    cases = [c for c in json.loads((CASES_DIR / f"{stem}.json").read_text("utf-8")) if "expected_error" in c
+    cases = [c for c in load_cases(stem) if "expected_error" in c
              and "nan" not in json.dumps(c["references"]) and "length" not in c["name"] and "columns" not in c["name"]
              and "string" not in c["name"]]
     assert cases

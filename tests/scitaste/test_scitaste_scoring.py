@@ -3,7 +3,6 @@ cross-checks against scipy (spec scitaste.md §4, §5, §6)."""
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from typing import Any
@@ -18,7 +17,7 @@ from sciprobe.scoring.composite import (KNOWN_WEIGHTS, average_ranks, classify, 
 from sciprobe.scoring.report import ScoreReport
 from sciprobe.scoring.wape import GRADE_BOUNDS_PCT, KNOTS_V1, grade_wape, scheme2_score, wape_grade
 
-from golden import CASES_DIR
+from golden import load_cases
 
 FUNCTIONS = {"scitaste_wape": wape_grade, "scitaste_composite": scitaste_composite}
 
@@ -26,7 +25,7 @@ FUNCTIONS = {"scitaste_wape": wape_grade, "scitaste_composite": scitaste_composi
 def _cases() -> list[Any]:
     out = []
     for stem in FUNCTIONS:
-        for case in json.loads((CASES_DIR / f"{stem}.json").read_text("utf-8")):
+        for case in load_cases(stem):
             out.append(pytest.param(stem, case, id=f"{stem}:{case['name']}"))
     return out
 

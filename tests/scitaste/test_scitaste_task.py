@@ -26,10 +26,10 @@ from sciprobe.scoring.composite import DIMENSIONS
 
 from task_card_support import CARD, load_card
 
-from golden import CASES_DIR
+from golden import load_cases
 
 TASTE = get_benchmark("scitaste")
-CASES = json.loads((CASES_DIR / "scitaste_parsing.json").read_text("utf-8"))
+CASES = load_cases("scitaste_parsing")
 SAMPLE = [json.loads(line) for line in (TASTE.sample_source / "selected.jsonl").read_text().splitlines()]
 GOLD = {r["bibcode"]: r for r in SAMPLE}
 FAILING_ID = SAMPLE[1]["bibcode"]

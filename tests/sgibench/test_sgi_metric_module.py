@@ -13,7 +13,7 @@ from metric_module_support import flat, import_file
 
 from sciprobe.scoring.sgi import deep_research, overall, reasoning, wet_experiment
 
-from golden import CASES_DIR, REPO
+from golden import REPO, load_cases
 
 METRICS_DIR = REPO / "metrics"
 FOLDER = METRICS_DIR / "sgi_score"
@@ -40,7 +40,7 @@ _FUNCTIONS = {"exact_match": ("deep_research", deep_research.exact_match),
 def test_compute_equals_sciprobe_functions(loaded: dict[str, Any]) -> None:
     checked = 0
     for stem in ("sgi_deep_research", "sgi_wet_experiment", "sgi_reasoning"):
-        for case in json.loads((CASES_DIR / f"{stem}.json").read_text(encoding="utf-8")):
+        for case in load_cases(stem):
             if "expected_error" in case or case["function"] not in _FUNCTIONS:
                 continue
             config, fn = _FUNCTIONS[case["function"]]
@@ -60,7 +60,7 @@ def test_overall_with_coverage(loaded: dict[str, Any]) -> None:
 
 
 def test_idea_config_takes_json_rows_and_votes(loaded: dict[str, Any]) -> None:
-    case = next(c for c in json.loads((CASES_DIR / "sgi_idea.json").read_text("utf-8"))
+    case = next(c for c in load_cases("sgi_idea")
                 if c["name"] == "official_objective_gates_and_quirks")
     rows = [json.dumps(r) for r in case["kwargs"]["rows"][:1]]
     got = loaded["idea_generation"].compute(predictions=case["kwargs"]["predictions"][:1], references=rows,

@@ -8,7 +8,6 @@ name a fake ``judge``. Expected values were computed by hand; the derivation is 
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -26,7 +25,7 @@ from sciprobe.scoring.sgi import (
     wet_experiment,
 )
 
-from golden import CASES_DIR
+from golden import load_cases
 
 FILES = ("sgi_deep_research", "sgi_wet_experiment", "sgi_reasoning", "sgi_dry_experiment", "sgi_idea", "sgi_overall")
 FUNCTIONS = {
@@ -72,7 +71,7 @@ FAKE_JUDGES = {
 def _cases() -> list[Any]:
     params = []
     for stem in FILES:
-        for case in json.loads((CASES_DIR / f"{stem}.json").read_text(encoding="utf-8")):
+        for case in load_cases(stem):
             params.append(pytest.param(case, id=f"{stem}:{case['name']}"))
     return params
 
