@@ -92,21 +92,33 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     status2, request2 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1))),
                                        "meta-llama/Llama-3.3-70B-Instruct", "", "", "2025-06", "", api_name="/submit")
     assert request2["status"] == "FINISHED", status2
+    # a claim of 1900-01 for a model the registry does not know: shown as a claim, never "contamination-free"
+    status3, request3 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "c.jsonl", 2))),
+                                       "bob/unlisted-7b", "", "", "1900-01", "", api_name="/submit")
+    assert request3["status"] == "FINISHED", status3
 
     outputs = client.predict(api_name="/refresh")
     overview = table(outputs[0])
-    assert {r["Model"] for r in overview} == {"openai/gpt-4o-mini", "meta-llama/Llama-3.3-70B-Instruct"}
+    assert {r["Model"] for r in overview} == {"openai/gpt-4o-mini", "meta-llama/Llama-3.3-70B-Instruct",
+                                              "bob/unlisted-7b"}
     gpt = next(r for r in overview if r["Model"] == "openai/gpt-4o-mini")
     assert isinstance(gpt["idrbench:ipi macro_f1"], float) and gpt["Coverage"] == "16/16"
     assert gpt["Benchmark"] == "idrbench" and gpt["Version"] == "1.0.0" and gpt["Contamination-free"] == "yes"
+    assert gpt["Knowledge cutoff"] == "2023-10-31" and gpt["Submitter"] == "alice"
+    # llama claims 2025-06, the registry says 2024-06: the registry wins, the conflicting claim is shown beside it
+    llama = next(r for r in overview if r["Model"].startswith("meta-llama/"))
+    assert llama["Knowledge cutoff"] == "2024-06-30 (registry; claimed 2025-06-30)"
+    assert llama["Contamination-free"] == "yes"
+    unlisted = next(r for r in overview if r["Model"] == "bob/unlisted-7b")
+    assert unlisted["Knowledge cutoff"] == "1900-01-31 (claimed)" and unlisted["Contamination-free"] == "unverified"
     idr = table(outputs[1])
     assert {r["ipi coverage"] for r in idr} == {"16/16"}
 
-    # filters: family, contamination-free only (llama claims a 2025-06 cutoff, after the sample's items), search
+    # filters: family, contamination-free only (the claim-only row is left out), search
     only_gpt = table(client.predict("default", ["gpt"], False, "", api_name="/filter_idrbench"))
     assert [r["Model"] for r in only_gpt] == ["openai/gpt-4o-mini"]
     clean = table(client.predict("default", [], True, "", api_name="/filter_overview"))
-    assert [r["Model"] for r in clean] == ["openai/gpt-4o-mini"]
+    assert sorted(r["Model"] for r in clean) == ["meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-4o-mini"]
     searched = table(client.predict("default", [], False, "llama", api_name="/filter_idrbench"))
     assert [r["Model"] for r in searched] == ["meta-llama/Llama-3.3-70B-Instruct"]
     strict = table(client.predict("strict", ["gpt"], False, "", api_name="/filter_idrbench"))

@@ -24,9 +24,10 @@ from sciprobe.leaderboard.store import DuplicateSubmission, LeaderboardStore, Ra
 REQUESTS, RESULTS = "sciprobe/requests", "sciprobe/results"
 
 
-def make_request(user: str = "alice", model: str = "org/model-a", task: str = "idrbench:ipi",
+def make_request(user: str = "alice", model: str | None = None, task: str = "idrbench:ipi",
                  sha: str | None = None) -> SubmissionRequest:
-    return SubmissionRequest(request_id=uuid.uuid4().hex, user=user, model_name=model, task=task,
+    """A request; the model defaults to one of the user's own (a model name belongs to its first submitter)."""
+    return SubmissionRequest(request_id=uuid.uuid4().hex, user=user, model_name=model or f"{user}/model-a", task=task,
                              benchmark=task.partition(":")[0], benchmark_version="1.0.0", dataset_fingerprint="fp-1",
                              predictions_sha256=sha or uuid.uuid4().hex, n_predictions=16,
                              predictions_file="preds.jsonl", model_family="org")
@@ -42,8 +43,8 @@ def make_result(request: SubmissionRequest, score: float = 0.5, fingerprint: str
                         dataset_fingerprint=fingerprint or request.dataset_fingerprint, headline="macro_f1",
                         default_mode="official", scores={"official": report},
                         provenance={"dataset_fingerprint": fingerprint or request.dataset_fingerprint,
-                                    "prompt_hash": None}, model_family="org", model_cutoff="2023-10",
-                        min_item_date="2024-11-01")
+                                    "prompt_hash": None}, model_family="org", model_cutoff="2023-10-31",
+                        model_cutoff_source="registry", min_item_date="2024-11-01")
 
 
 @pytest.fixture(params=["sqlite", "hub"])
@@ -91,12 +92,12 @@ def test_duplicate_detection(store):
     first = store.add_submission(make_request(sha="same"), b"x")
     with pytest.raises(DuplicateSubmission, match="duplicate submission"):
         store.add_submission(make_request(sha="same"), b"x")
-    assert store.find_duplicate("alice", "org/model-a", "idrbench:ipi", "same").request_id == first.request_id
+    assert store.find_duplicate("alice", "alice/model-a", "idrbench:ipi", "same").request_id == first.request_id
     # another user, model, task or file is not a duplicate
     store.add_submission(make_request(user="bob", sha="same"), b"x")
-    store.add_submission(make_request(model="org/model-b", sha="same"), b"x")
+    store.add_submission(make_request(model="alice/model-b", sha="same"), b"x")
     store.add_submission(make_request(task="idrbench:i2r", sha="same"), b"x")
-    assert store.find_duplicate("alice", "org/model-a", "idrbench:ipi", "other") is None
+    assert store.find_duplicate("alice", "alice/model-a", "idrbench:ipi", "other") is None
     assert len(store.list_requests()) == 4
 
 
