@@ -93,8 +93,9 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
                                        "meta-llama/Llama-3.3-70B-Instruct", "", "", "2025-06", "", api_name="/submit")
     assert request2["status"] == "FINISHED", status2
     # a claim of 1900-01 for a model the registry does not know: shown as a claim, never "contamination-free"
-    status3, request3 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "c.jsonl", 2))),
-                                       "bob/unlisted-7b", "", "", "1900-01", "", api_name="/submit")
+    third = handle_file(str(ipi_predictions(tmp_path / "c.jsonl", 2)))
+    status3, request3 = client.predict("bob", "idrbench:ipi", third, "bob/unlisted-7b", "", "", "1900-01", "",
+                                       api_name="/submit")
     assert request3["status"] == "FINISHED", status3
 
     outputs = client.predict(api_name="/refresh")
@@ -285,3 +286,19 @@ def test_rows_never_merge_dataset_revisions():
     assert tables.leaderboard_frame(results, columns, mode="strict")["ipi macro_f1"].isna().all()
     hostile = tables.leaderboard_frame([result("idrbench:ipi", "fp-c", 0.1, family="<b>x</b>")], columns)
     assert hostile.iloc[0]["Family"] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_tables_never_trust_stored_numbers():
+    """A stored result with absurd numbers (a store written before the importer checked them) shows n/a and '?',
+    never an exception: 10**400 overflows float(), str() of a 5,000-digit int raises."""
+    from sciprobe.leaderboard import tables
+    from sciprobe.leaderboard.records import ResultRecord
+
+    report = {"macro_f1": 10 ** 400, "coverage": {"n_items": 10 ** 5000, "n_scored": True, "n_failed": -1}}
+    bad = ResultRecord(request_id="r", user="u", model_name="org/m", task="idrbench:ipi", benchmark="idrbench",
+                       benchmark_version="1.0.0", dataset_fingerprint="fp", headline="macro_f1",
+                       default_mode="official", scores={"official": report}, provenance={})
+    frame = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]))
+    assert frame.iloc[0]["ipi coverage"] == "?/?" and frame.iloc[0]["ipi macro_f1"] is None
+    overview = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]), overview=True)
+    assert overview.iloc[0]["Coverage"] == ""

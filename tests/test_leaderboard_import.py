@@ -46,7 +46,8 @@ from sciprobe.leaderboard.importer import import_results_file  # noqa: E402
 from sciprobe.results import RunInfo, TaskResult, write_run  # noqa: E402
 from sciprobe.scoring.report import Coverage, ScoreReport  # noqa: E402
 
-IMPORT_CASES = json.loads((Path(__file__).parent / "cases" / "results_import" / "cases.json").read_text("utf-8"))["cases"]
+IMPORT_CASES_FILE = Path(__file__).parent / "cases" / "results_import" / "cases.json"
+IMPORT_CASES = json.loads(IMPORT_CASES_FILE.read_text("utf-8"))["cases"]
 PLACEHOLDER = "@@raw-json-{}@@"
 
 

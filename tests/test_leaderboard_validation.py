@@ -87,7 +87,8 @@ def test_hostile_submission_rejected_and_nothing_stored(case, service, tmp_path)
     assert "\n" not in record["error"] and len(record["error"]) < 400
     assert message.startswith("**Rejected:**")
     assert "<script" not in message and "<img" not in message and "<b " not in message  # escaped for display
-    after = ([r.request_id for r in service.store.list_requests()], [r.result_id for r in service.store.list_results()])
+    after = ([r.request_id for r in service.store.list_requests()],
+             [r.result_id for r in service.store.list_results()])
     assert after == before  # nothing stored: no request, no result, no claim on a model name
 
 

@@ -328,7 +328,8 @@ def test_process_pending_skips_a_request_another_worker_took_over(tmp_path):
     clock = SharedClock()
     store = SQLiteStore(tmp_path / "lb", clock=clock)
     data = data_for("idrbench")
-    sub = validate_submission("idrbench:ipi", _ipi_file(tmp_path / "p.jsonl", 0), validate_model_info("u/m"), data=data)
+    sub = validate_submission("idrbench:ipi", _ipi_file(tmp_path / "p.jsonl", 0), validate_model_info("u/m"),
+                              data=data)
     request = submit(store, sub, "u", inline=False)
     logs: list[str] = []
 

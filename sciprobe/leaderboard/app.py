@@ -69,8 +69,8 @@ ABOUT = """
   never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
   else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and
-  `ｏｒｇ/ｍｏｄｅｌ` are one name, one row); pick your own name for your own model. Every row carries its owner
-  (column *Submitter*) and a result of one user never replaces another user's cell.
+  `ｏｒｇ/ｍｏｄｅｌ` are one name, one row); pick your own name for your own model. Every row carries its
+  owner (column *Submitter*) and a result of one user never replaces another user's cell.
 * **Users:** user names count the same way (`Alice`, `alice` and `alice` with stray spaces are one user) for the
   rate limit and duplicate detection.
 * **Contamination-free:** every scored item is dated after the model's knowledge cutoff from sciprobe's cutoff
@@ -108,7 +108,8 @@ class Settings:
         try:
             max_bytes = int(raw_bytes)
         except ValueError:
-            raise SciprobeError(f"SCIPROBE_LEADERBOARD_MAX_BYTES must be a number of bytes, not {raw_bytes!r}") from None
+            raise SciprobeError(f"SCIPROBE_LEADERBOARD_MAX_BYTES must be a number of bytes, not {raw_bytes!r}") \
+                from None
         if max_recent < 0 or window.total_seconds() <= 0 or max_bytes <= 0:
             raise SciprobeError("SCIPROBE_LEADERBOARD_RATE_LIMIT and SCIPROBE_LEADERBOARD_MAX_BYTES must be positive")
         return cls(auth, max_recent, window, max_bytes)

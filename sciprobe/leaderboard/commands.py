@@ -66,7 +66,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if not 0 < lease < 10 ** 7:
             raise SciprobeError(f"--lease-seconds must be positive, not {lease}")
         worker = Worker.create(getattr(args, "judge", None), max_calls=getattr(args, "max_calls", None),
-                               max_cost=getattr(args, "max_cost", None), use_cache=not getattr(args, "no_cache", False),
+                               max_cost=getattr(args, "max_cost", None),
+                               use_cache=not getattr(args, "no_cache", False),
                                name=getattr(args, "worker_name", ""), lease=dt.timedelta(seconds=lease))
         processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None,
                                worker=worker)

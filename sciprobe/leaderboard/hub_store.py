@@ -235,23 +235,25 @@ class HubStore:
         self._load_requests()
         return None
 
+    def _changed(self, request_id: str, claim: str | None, status: str, error: str | None,
+                 result_id: str | None) -> dict[str, bytes]:
+        """The request file after the change (in memory), or :class:`LeaseLost`."""
+        path, request = self._get(request_id)
+        if not holds(request, claim):
+            raise LeaseLost(lost_message(request))
+        apply_status(request, status, self.clock(), error, result_id)
+        return {path: _dump(request.to_json())}
+
     def set_status(self, request_id: str, status: str, error: str | None = None,
                    result_id: str | None = None, *, claim: str | None = None) -> SubmissionRequest:
         with self._lock:
-            if claim is None or request_id in self._unpublished:
-                path, request = self._get(request_id)
-                if not holds(request, claim):
-                    raise LeaseLost(lost_message(request))
-                apply_status(request, status, self.clock(), error, result_id)
-                self._write(self.requests_repo, path, _dump(request.to_json()))
-                return request
+            if claim is None or request_id in self._unpublished:  # nobody else acts on it: buffered
+                for path, data in self._changed(request_id, claim, status, error, result_id).items():
+                    self._write(self.requests_repo, path, data)
+                return self._get(request_id)[1]
 
             def change() -> dict[str, bytes]:
-                path, request = self._get(request_id)
-                if not holds(request, claim):
-                    raise LeaseLost(lost_message(request))
-                apply_status(request, status, self.clock(), error, result_id)
-                return {path: _dump(request.to_json())}
+                return self._changed(request_id, claim, status, error, result_id)
 
             if self._conditional(change, f"{status} {request_id[:8]}") is None:
                 raise SciprobeError(f"could not record {status} for request {request_id[:8]}: the requests repo "

@@ -105,7 +105,8 @@ def _check_task(key: str, task: Any) -> tuple[str, Any]:
     benchmark, spec = resolve_task(ref)
     prov = task["provenance"]
     if prov.get("benchmark") != benchmark.name:
-        raise SciprobeError(f"provenance.benchmark is {sanitize_text(prov.get('benchmark'), 40)!r}, not {benchmark.name}")
+        shown = sanitize_text(prov.get("benchmark"), 40)
+        raise SciprobeError(f"provenance.benchmark is {shown!r}, not {benchmark.name}")
     _text(prov.get("benchmark_version"), "provenance.benchmark_version", 40)
     _text(prov.get("dataset_fingerprint"), "provenance.dataset_fingerprint")
     if prov.get("dataset_revision") is not None:

@@ -34,8 +34,8 @@ def parse_iso(value: str) -> dt.datetime:
 
 def identity_key(text: str | None) -> str:
     """How a name counts for identity: NFKC (full-width and other compatibility forms fold to plain letters),
-    whitespace trimmed and collapsed, case folded. ``"Org/Model"``, ``"org/model\\n"`` and ``"ｏｒｇ/ｍｏｄｅｌ"`` are one
-    model; ``"Alice "`` and ``"ALICE"`` one user (rate limit, dedupe, ownership, rows)."""
+    whitespace trimmed and collapsed, case folded. ``"Org/Model"``, ``"org/model\\n"`` and ``"ｏｒｇ/ｍｏｄｅｌ"``
+    are one model; ``"Alice "`` and ``"ALICE"`` one user (rate limit, dedupe, ownership, rows)."""
     return " ".join(unicodedata.normalize("NFKC", str(text or "")).split()).casefold()
 
 

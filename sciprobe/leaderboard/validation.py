@@ -306,8 +306,8 @@ def _check_ranking(item: dict[str, Any], target: TaskTarget, where: str) -> dict
     if scores is not None:
         numbers = [finite_number(s, limit=MAX_ABS_NUMBER) for s in scores] if isinstance(scores, list) else [None]
         if len(numbers) != len(ranking) or None in numbers:
-            raise SubmissionError(f"{where}: \"scores\" must be a list of finite numbers (|x| <= {MAX_ABS_NUMBER:.0e}) "
-                                  "as long as \"ranking\"")
+            raise SubmissionError(f"{where}: \"scores\" must be a list of finite numbers "
+                                  f"(|x| <= {MAX_ABS_NUMBER:.0e}) as long as \"ranking\"")
         out["scores"] = numbers
     return out
 
