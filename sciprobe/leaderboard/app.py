@@ -60,17 +60,18 @@ ABOUT = """
 * **Scored here, never trusted:** an upload is a predictions JSONL for one task (`{"id", "response"}` raw model
   text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`). The
   Space validates it strictly and scores it with `sciprobe score` (`sciprobe.scoring_cli.score_file`).
-* **Rows:** one per model × benchmark version × dataset fingerprint / revision × cutoff × judge set. A result on
-  another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local dataset folder)
-  or benchmark version is a separate row, never merged; a newer result on the same revision replaces the cell.
+* **Rows:** one per submitter × model × benchmark version × dataset fingerprint / revision × cutoff × judge set.
+  A result on another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local
+  dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
+  replaces the cell.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,
   never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
-  else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and
-  `ｏｒｇ/ｍｏｄｅｌ` are one name, one row); pick your own name for your own model. Every row carries its
-  owner (column *Submitter*) and a result of one user never replaces another user's cell.
+  else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
+  full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
+  (column *Submitter*) and a result of one user never replaces another user's cell.
 * **Users:** user names count the same way (`Alice`, `alice` and `alice` with stray spaces are one user) for the
   rate limit and duplicate detection.
 * **Contamination-free:** every scored item is dated after the model's knowledge cutoff from sciprobe's cutoff
