@@ -11,6 +11,7 @@ from sciprobe.benchmarks import resolve_task
 from sciprobe.declaration import Parsed, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.evaluation import load_task_data
+from sciprobe.numbers import finite_number
 from sciprobe.predictions import check_fields, read_predictions
 from sciprobe.results import RunInfo, TaskResult, write_run
 
@@ -92,10 +93,11 @@ def ranking_records(rows: Sequence[Mapping], preds: Mapping[str, Mapping]) -> li
         scores = item.get("scores")
         if scores is None:
             scores = [float(len(ranking) - i) for i in range(len(ranking))]
-        elif not isinstance(scores, list) or len(scores) != len(ranking):
-            raise SciprobeError(f"{where}: \"scores\" must be a list as long as \"ranking\"")
-        records.append({"id": str(row["id"]), "gold": gold, "standings": ranking,
-                        "scores": [float(s) for s in scores], "error": None})
+        else:  # 10**400 or "3" would crash float() or sort wrongly; 1e400 parses to inf
+            scores = [finite_number(s) for s in scores] if isinstance(scores, list) else []
+            if len(scores) != len(ranking) or None in scores:
+                raise SciprobeError(f"{where}: \"scores\" must be a list of finite numbers as long as \"ranking\"")
+        records.append({"id": str(row["id"]), "gold": gold, "standings": ranking, "scores": scores, "error": None})
     return records
 
 
