@@ -406,3 +406,18 @@ def test_hub_store_skips_unreadable_repo_files(tmp_path):
     assert len(caught) == 5
     assert [r.request_id for r in again.list_requests()] == [req.request_id]
     assert len(again.list_results()) == 1
+
+
+def test_hub_store_keeps_the_latest_file_of_a_cell(tmp_path):
+    """The same owner's case variants are one cell but two file paths (the slug keeps the spelling): on reading
+    the repos back, the newer result wins, whatever the file order."""
+    api = LocalFolderApi(tmp_path / "hub")
+    store = HubStore(api, REQUESTS, RESULTS)
+    newer = make_result(make_request(model="ALICE/Model-A"), 0.9)
+    newer.created_time = "2026-02-01T00:00:00+00:00"
+    older = make_result(make_request(model="alice/model-a"), 0.1)
+    older.created_time = "2026-01-01T00:00:00+00:00"
+    assert store.add_result(newer) == store.add_result(older)
+    store.flush()
+    (kept,) = HubStore(api, REQUESTS, RESULTS).list_results()
+    assert kept.scores["official"]["macro_f1"] == 0.9

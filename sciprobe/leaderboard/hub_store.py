@@ -98,6 +98,8 @@ def _read_records(root: Path | None, pattern: str, parse: Callable[[Any], Any]) 
             warnings.warn(f"leaderboard: skipping unreadable {path} ({type(exc).__name__})", stacklevel=2)
             continue
         key = record.request_id if isinstance(record, SubmissionRequest) else record.result_id
+        if key in found and isinstance(record, ResultRecord) and record.created_time < found[key][1].created_time:
+            continue  # two files of one cell (the model spelt in another case, an older layout): the latest wins
         found[key] = (path, record)
     return found
 
