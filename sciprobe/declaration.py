@@ -104,6 +104,11 @@ class Runner:
         """What a ``--dry-run`` plan cannot count exactly for this runner."""
         return []
 
+    def candidates(self, row: Row) -> frozenset[str] | None:
+        """For runners whose predictions rank a closed set (a ``ranking`` field): the item's candidates, which a
+        submission may list and nothing else. None: no closed set."""
+        return None
+
     def __repr__(self) -> str:
         return f"<runner {self.name}>"
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.numbers import finite_number
 
 FORMATS = ("model-index", "eval-results")
 TASK_TYPE = "text-generation"
@@ -54,13 +54,7 @@ class ExportedTask:
 
     @property
     def value(self) -> float | None:
-        return _number((self.scores.get(self.default_mode) or {}).get(self.headline))
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+        return finite_number((self.scores.get(self.default_mode) or {}).get(self.headline))
 
 
 def load_results(path: Path | str) -> dict[str, Any]:
@@ -119,7 +113,7 @@ def exported_tasks(data: Mapping[str, Any]) -> list[ExportedTask]:
         mode = info.get("default_mode") if info.get("default_mode") in scores else next(iter(scores))
         headline = info.get("headline") or headline
         if not headline:
-            headline = next((k for k, v in scores[mode].items() if _number(v) is not None), "")
+            headline = next((k for k, v in scores[mode].items() if finite_number(v) is not None), "")
         out.append(ExportedTask(key, bench, task, variant, title, config, headline, mode, scores,
                                 entry.get("provenance") or {}))
     return out
@@ -217,13 +211,13 @@ def _metrics(task: ExportedTask) -> list[tuple[str, float, str]]:
     """(type, value, name): every mode's headline, then the default mode's other scalar values."""
     out = []
     for mode, report in task.scores.items():
-        value = _number(report.get(task.headline))
+        value = finite_number(report.get(task.headline))
         if value is not None:
             out.append((task.headline, value, f"{task.headline} ({mode})"))
     for key, value in (task.scores.get(task.default_mode) or {}).items():
         if key == task.headline or key.startswith("n_") or key in ("metric", "mode"):
             continue
-        number = _number(value)
+        number = finite_number(value)
         if number is not None:
             out.append((key, number, f"{key} ({task.default_mode})"))
     return out

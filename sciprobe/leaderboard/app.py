@@ -20,7 +20,6 @@ Environment:
 import datetime as dt
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +37,8 @@ from sciprobe.leaderboard.validation import (
     task_ref_error,
     validate_model_info,
     validate_submission,
+    validate_user,
 )
-
-_USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,38}$")
 
 CSS = """
 .sp-title h1 { margin-bottom: 0.2em; }
@@ -63,15 +61,26 @@ ABOUT = """
 * **Scored here, never trusted:** an upload is a predictions JSONL for one task (`{"id", "response"}` raw model
   text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`). The
   Space validates it strictly and scores it with `sciprobe score` (`sciprobe.scoring_cli.score_file`).
-* **Rows:** one per model × benchmark version × dataset fingerprint / revision × cutoff × judge set. A result on
-  another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local dataset folder)
-  or benchmark version is a separate row, never merged; a newer result on the same revision replaces the cell.
+* **Rows:** one per submitter × model × benchmark version × dataset fingerprint / revision × cutoff × judge set.
+  A result on another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local
+  dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
+  replaces the cell.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,
   never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
-* **Contamination-free:** every scored item is dated after the model's knowledge cutoff (the submitter's claim,
-  else sciprobe's cutoff registry); `unknown` when the cutoff is not known.
+* **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
+  else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
+  full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
+  (column *Submitter*) and a result of one user never replaces another user's cell.
+* **Users:** user names count the same way (`Alice`, `alice` and `alice` with stray spaces are one user) for the
+  rate limit and duplicate detection.
+* **Contamination-free:** every scored item is dated after the model's knowledge cutoff from sciprobe's cutoff
+  registry (`yes` / `no`). A knowledge cutoff you claim never overrides the registry: when the registry knows the
+  model, its date is used and a different claim is shown beside it (*registry; claimed …*). For a model the
+  registry does not know, the claim is shown as *claimed*: it can mark a result `no` (the items may be in the
+  training data), never `yes` — such rows say `unverified` and the contamination-free filter leaves them out.
+  `unknown` when there is no cutoff at all.
 * **Queue:** classification and ranking tasks are scored inline on submission; judge-scored tasks wait in the
   queue for the scoring worker (`sciprobe leaderboard --worker`).
 """
@@ -97,7 +106,14 @@ class Settings:
             max_recent, window = int(count), dt.timedelta(seconds=int(seconds or 86400))
         except ValueError:
             raise SciprobeError(f"SCIPROBE_LEADERBOARD_RATE_LIMIT must look like N/SECONDS, not {limit!r}") from None
-        max_bytes = int(os.environ.get("SCIPROBE_LEADERBOARD_MAX_BYTES") or MAX_FILE_BYTES)
+        raw_bytes = os.environ.get("SCIPROBE_LEADERBOARD_MAX_BYTES") or str(MAX_FILE_BYTES)
+        try:
+            max_bytes = int(raw_bytes)
+        except ValueError:
+            raise SciprobeError(f"SCIPROBE_LEADERBOARD_MAX_BYTES must be a number of bytes, not {raw_bytes!r}") \
+                from None
+        if max_recent < 0 or window.total_seconds() <= 0 or max_bytes <= 0:
+            raise SciprobeError("SCIPROBE_LEADERBOARD_RATE_LIMIT and SCIPROBE_LEADERBOARD_MAX_BYTES must be positive")
         return cls(auth, max_recent, window, max_bytes)
 
 
@@ -183,10 +199,7 @@ class LeaderboardService:
 
         ``file_name`` is the name the browser sent (default: the uploaded file's base name)."""
         try:
-            if not user:
-                raise SubmissionError("sign in first")
-            if not _USER_RE.match(user):
-                raise SubmissionError("user names may only use letters, digits and _ . - (at most 39 characters)")
+            user = validate_user(user)
             model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
             error = task_ref_error(task)
             if error:
@@ -347,7 +360,9 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     signed_in = gr.Markdown("Not signed in (local mode).", elem_id="signed-in")
 
                     def do_sign_in(name: str) -> str:
-                        if not name or not _USER_RE.match(name):
+                        try:
+                            name = validate_user(name)
+                        except SubmissionError:
                             return "**Invalid user name:** letters, digits and _ . - only."
                         return f"Signed in as **{display_text(name, 40)}** (local mode)."
 
@@ -365,6 +380,10 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                             revision_in = gr.Textbox(label="Model revision (optional)")
                             cutoff_in = gr.Textbox(label="Knowledge cutoff (optional)", placeholder="YYYY-MM")
                         desc_in = gr.Textbox(label="Notes (optional)", lines=2, max_length=500)
+                gr.Markdown("A model name belongs to its first submitter: once you submit under a name (in any "
+                            "letter case), other users cannot. A knowledge cutoff you enter is shown as your claim; "
+                            "sciprobe's cutoff registry decides whenever it knows the model.",
+                            elem_classes=["sp-note"], elem_id="submit-rules")
                 submit_button = gr.Button("Submit", variant="primary", elem_id="submit")
                 status = gr.Markdown(elem_id="sp-status")
                 request_json = gr.JSON(label="Request", open=False)

@@ -25,8 +25,9 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store-dir", help="leaderboard store folder (sets SCIPROBE_LEADERBOARD_DIR)")
     parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
     parser.add_argument("--import", dest="imports", action="append", metavar="DIR",
-                        help="import sciprobe results files found below DIR first (default: results/demo, "
-                             "what `sciprobe demo` writes, when it exists)")
+                        help="import sciprobe results files found below DIR (or the results file DIR) first "
+                             "(default: results/demo, what `sciprobe demo` writes, when it exists); a file that "
+                             "cannot be imported is a one-line warning")
     parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
     parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")
@@ -37,6 +38,12 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
                         help="with --worker: cap on judge requests (retries included) over the worker's lifetime")
     parser.add_argument("--max-cost", type=float, metavar="USD",
                         help="with --worker: cap on judge cost in USD over the worker's lifetime (litellm prices)")
+    parser.add_argument("--lease-seconds", type=float, default=600.0, metavar="S",
+                        help="with --worker: how long a claimed request stays this worker's without renewal (renewed "
+                             "every S/3 while it is scored); after a worker dies, others take its request over once "
+                             "the lease has expired (default 600)")
+    parser.add_argument("--worker-name", default="", metavar="NAME",
+                        help="with --worker: the name its claims carry (default HOST:PID)")
     parser.add_argument("--no-cache", action="store_true",
                         help="with --worker: do not read or write the response cache (default: the cache of "
                              "`sciprobe evaluate`)")
@@ -51,8 +58,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from sciprobe.leaderboard.queue import Worker, run_worker
         from sciprobe.leaderboard.store_factory import open_store
 
+        import datetime as dt
+
+        from sciprobe.errors import SciprobeError
+
+        lease = getattr(args, "lease_seconds", 600.0)
+        if not 0 < lease < 10 ** 7:
+            raise SciprobeError(f"--lease-seconds must be positive, not {lease}")
         worker = Worker.create(getattr(args, "judge", None), max_calls=getattr(args, "max_calls", None),
-                               max_cost=getattr(args, "max_cost", None), use_cache=not getattr(args, "no_cache", False))
+                               max_cost=getattr(args, "max_cost", None),
+                               use_cache=not getattr(args, "no_cache", False),
+                               name=getattr(args, "worker_name", ""), lease=dt.timedelta(seconds=lease))
         processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None,
                                worker=worker)
         print(f"processed {processed} request(s)")

@@ -17,12 +17,13 @@ from typing import Any
 
 from sciprobe.leaderboard.records import ResultRecord, short_fingerprint
 from sciprobe.leaderboard.validation import display_text
+from sciprobe.numbers import count, finite_number
 
 DEFAULT_MODE = "default"
 ROW_COLUMN = "Row"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
 IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges",
-                    "Knowledge cutoff", "Contamination-free"]
+                    "Knowledge cutoff", "Contamination-free", "Submitter"]
 
 
 @dataclass(frozen=True)
@@ -68,20 +69,22 @@ def _cell(result: ResultRecord, mode: str, metric: str) -> tuple[float | None, s
     report = result.scores.get(chosen)
     if report is None:
         return None, ""
-    value = report.get(metric)
-    cov = report.get("coverage") or {}
-    coverage = f"{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return round(float(value), 4), coverage
-    return None, coverage
+    value = finite_number(report.get(metric))  # stored numbers came from outside once: never trusted to be sane
+    cov = report.get("coverage") if isinstance(report.get("coverage"), dict) else {}
+    n_scored, n_items = count(cov.get("n_scored")), count(cov.get("n_items"))
+    coverage = f"{'?' if n_scored is None else n_scored}/{'?' if n_items is None else n_items}"
+    return (None if value is None else round(value, 4)), coverage
 
 
 def _contamination(results: Iterable[ResultRecord]) -> str:
-    flags = {r.contamination_free for r in results}
-    if flags == {True}:
+    """yes only when every cell is contamination-free by the registry; no when any cell is not; unverified when
+    only a submitter's claim speaks for some cell; else unknown."""
+    labels = {r.contamination_label for r in results}
+    if labels == {"yes"}:
         return "yes"
-    if False in flags:
-        return "no"
+    for label in ("no", "unverified"):
+        if label in labels:
+            return label
     return "unknown"
 
 
@@ -116,7 +119,8 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
             "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
             "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": short_fingerprint(first.dataset_fingerprint),
             "Revision": display_text(first.revision, 40),
-            "Knowledge cutoff": first.model_cutoff or "unknown", "Contamination-free": _contamination(cells.values()),
+            "Knowledge cutoff": first.cutoff_label, "Contamination-free": _contamination(cells.values()),
+            "Submitter": display_text(first.user, 40),
         }
         scored, total = 0, 0
         for column in columns:

@@ -10,6 +10,8 @@ import pytest
 from sciprobe.cli import main
 from sciprobe.llm.stub_server import StubServer
 
+from golden import CASES_DIR
+
 
 def verdict_reply(body: dict) -> str:
     prompt = body["messages"][-1]["content"]
@@ -116,6 +118,17 @@ def test_bad_predictions_fail_with_one_line_and_write_nothing(tmp_path, capsys, 
     assert main(["score", "idrbench:ipi", "--predictions", str(path), "--output-dir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("case", ["i2r_huge_int_score", "i2r_exponent_overflow_score", "i2r_bool_scores",
+                                  "i2r_string_scores", "i2r_nan_scores"])
+def test_i2r_scores_from_outside_are_checked(tmp_path, capsys, case):
+    """`sciprobe score` reads I2R scores defensively: a 401-digit int, 1e400, a bool or a string is one error line."""
+    path = CASES_DIR / "submissions" / f"{case}.jsonl"
+    assert main(["score", "idrbench:i2r", "--predictions", str(path), "--output-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "must be a list of finite numbers" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
 
 

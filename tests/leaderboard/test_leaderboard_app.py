@@ -17,7 +17,7 @@ from sciprobe.leaderboard.validation import task_target, validate_model_info, va
 
 from golden import CASES_DIR
 
-CASES_DIR = CASES_DIR / "submissions"
+SUBMISSIONS = CASES_DIR / "submissions"
 
 
 def free_port() -> int:
@@ -94,21 +94,34 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     status2, request2 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1))),
                                        "meta-llama/Llama-3.3-70B-Instruct", "", "", "2025-06", "", api_name="/submit")
     assert request2["status"] == "FINISHED", status2
+    # a claim of 1900-01 for a model the registry does not know: shown as a claim, never "contamination-free"
+    third = handle_file(str(ipi_predictions(tmp_path / "c.jsonl", 2)))
+    status3, request3 = client.predict("bob", "idrbench:ipi", third, "bob/unlisted-7b", "", "", "1900-01", "",
+                                       api_name="/submit")
+    assert request3["status"] == "FINISHED", status3
 
     outputs = client.predict(api_name="/refresh")
     overview = table(outputs[0])
-    assert {r["Model"] for r in overview} == {"openai/gpt-4o-mini", "meta-llama/Llama-3.3-70B-Instruct"}
+    assert {r["Model"] for r in overview} == {"openai/gpt-4o-mini", "meta-llama/Llama-3.3-70B-Instruct",
+                                              "bob/unlisted-7b"}
     gpt = next(r for r in overview if r["Model"] == "openai/gpt-4o-mini")
     assert isinstance(gpt["idrbench:ipi macro_f1"], float) and gpt["Coverage"] == "16/16"
     assert gpt["Benchmark"] == "idrbench" and gpt["Version"] == "1.0.0" and gpt["Contamination-free"] == "yes"
+    assert gpt["Knowledge cutoff"] == "2023-10-31" and gpt["Submitter"] == "alice"
+    # llama claims 2025-06, the registry says 2024-06: the registry wins, the conflicting claim is shown beside it
+    llama = next(r for r in overview if r["Model"].startswith("meta-llama/"))
+    assert llama["Knowledge cutoff"] == "2024-06-30 (registry; claimed 2025-06-30)"
+    assert llama["Contamination-free"] == "yes"
+    unlisted = next(r for r in overview if r["Model"] == "bob/unlisted-7b")
+    assert unlisted["Knowledge cutoff"] == "1900-01-31 (claimed)" and unlisted["Contamination-free"] == "unverified"
     idr = table(outputs[1])
     assert {r["ipi coverage"] for r in idr} == {"16/16"}
 
-    # filters: family, contamination-free only (llama claims a 2025-06 cutoff, after the sample's items), search
+    # filters: family, contamination-free only (the claim-only row is left out), search
     only_gpt = table(client.predict("default", ["gpt"], False, "", api_name="/filter_idrbench"))
     assert [r["Model"] for r in only_gpt] == ["openai/gpt-4o-mini"]
     clean = table(client.predict("default", [], True, "", api_name="/filter_overview"))
-    assert [r["Model"] for r in clean] == ["openai/gpt-4o-mini"]
+    assert sorted(r["Model"] for r in clean) == ["meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-4o-mini"]
     searched = table(client.predict("default", [], False, "llama", api_name="/filter_idrbench"))
     assert [r["Model"] for r in searched] == ["meta-llama/Llama-3.3-70B-Instruct"]
     strict = table(client.predict("strict", ["gpt"], False, "", api_name="/filter_idrbench"))
@@ -138,10 +151,10 @@ def test_hostile_upload_through_the_api_is_rejected(app):
 
     demo, client = app
     before = len(demo.sciprobe_service.store.list_requests())
-    status, record = client.predict("mallory", "idrbench:ipi", handle_file(str(CASES_DIR / "binary_garbage.jsonl")),
+    status, record = client.predict("mallory", "idrbench:ipi", handle_file(str(SUBMISSIONS / "binary_garbage.jsonl")),
                                     "org/model", "", "", "", "", api_name="/submit")
     assert record["status"] == "REJECTED" and "binary data" in status
-    status, record = client.predict("mallory", "idrbench:ipi", handle_file(str(CASES_DIR / "valid_ipi.jsonl")),
+    status, record = client.predict("mallory", "idrbench:ipi", handle_file(str(SUBMISSIONS / "valid_ipi.jsonl")),
                                     "<script>alert(1)</script>", "", "", "", "", api_name="/submit")
     assert record["status"] == "REJECTED" and "<script>" not in status
     assert len(demo.sciprobe_service.store.list_requests()) == before
@@ -275,3 +288,19 @@ def test_rows_never_merge_dataset_revisions():
     assert tables.leaderboard_frame(results, columns, mode="strict")["ipi macro_f1"].isna().all()
     hostile = tables.leaderboard_frame([result("idrbench:ipi", "fp-c", 0.1, family="<b>x</b>")], columns)
     assert hostile.iloc[0]["Family"] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_tables_never_trust_stored_numbers():
+    """A stored result with absurd numbers (a store written before the importer checked them) shows n/a and '?',
+    never an exception: 10**400 overflows float(), str() of a 5,000-digit int raises."""
+    from sciprobe.leaderboard import tables
+    from sciprobe.leaderboard.records import ResultRecord
+
+    report = {"macro_f1": 10 ** 400, "coverage": {"n_items": 10 ** 5000, "n_scored": True, "n_failed": -1}}
+    bad = ResultRecord(request_id="r", user="u", model_name="org/m", task="idrbench:ipi", benchmark="idrbench",
+                       benchmark_version="1.0.0", dataset_fingerprint="fp", headline="macro_f1",
+                       default_mode="official", scores={"official": report}, provenance={})
+    frame = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]))
+    assert frame.iloc[0]["ipi coverage"] == "?/?" and frame.iloc[0]["ipi macro_f1"] is None
+    overview = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]), overview=True)
+    assert overview.iloc[0]["Coverage"] == ""

@@ -25,9 +25,10 @@ from sciprobe.leaderboard.store_factory import open_store
 REQUESTS, RESULTS = "sciprobe/requests", "sciprobe/results"
 
 
-def make_request(user: str = "alice", model: str = "org/model-a", task: str = "idrbench:ipi",
+def make_request(user: str = "alice", model: str | None = None, task: str = "idrbench:ipi",
                  sha: str | None = None) -> SubmissionRequest:
-    return SubmissionRequest(request_id=uuid.uuid4().hex, user=user, model_name=model, task=task,
+    """A request; the model defaults to one of the user's own (a model name belongs to its first submitter)."""
+    return SubmissionRequest(request_id=uuid.uuid4().hex, user=user, model_name=model or f"{user}/model-a", task=task,
                              benchmark=task.partition(":")[0], benchmark_version="1.0.0", dataset_fingerprint="fp-1",
                              predictions_sha256=sha or uuid.uuid4().hex, n_predictions=16,
                              predictions_file="preds.jsonl", model_family="org")
@@ -43,8 +44,8 @@ def make_result(request: SubmissionRequest, score: float = 0.5, fingerprint: str
                         dataset_fingerprint=fingerprint or request.dataset_fingerprint, headline="macro_f1",
                         default_mode="official", scores={"official": report},
                         provenance={"dataset_fingerprint": fingerprint or request.dataset_fingerprint,
-                                    "prompt_hash": None}, model_family="org", model_cutoff="2023-10",
-                        min_item_date="2024-11-01")
+                                    "prompt_hash": None}, model_family="org", model_cutoff="2023-10-31",
+                        model_cutoff_source="registry", min_item_date="2024-11-01")
 
 
 @pytest.fixture(params=["sqlite", "hub"])
@@ -92,12 +93,12 @@ def test_duplicate_detection(store):
     first = store.add_submission(make_request(sha="same"), b"x")
     with pytest.raises(DuplicateSubmission, match="duplicate submission"):
         store.add_submission(make_request(sha="same"), b"x")
-    assert store.find_duplicate("alice", "org/model-a", "idrbench:ipi", "same").request_id == first.request_id
+    assert store.find_duplicate("alice", "alice/model-a", "idrbench:ipi", "same").request_id == first.request_id
     # another user, model, task or file is not a duplicate
     store.add_submission(make_request(user="bob", sha="same"), b"x")
-    store.add_submission(make_request(model="org/model-b", sha="same"), b"x")
+    store.add_submission(make_request(model="alice/model-b", sha="same"), b"x")
     store.add_submission(make_request(task="idrbench:i2r", sha="same"), b"x")
-    assert store.find_duplicate("alice", "org/model-a", "idrbench:ipi", "other") is None
+    assert store.find_duplicate("alice", "alice/model-a", "idrbench:ipi", "other") is None
     assert len(store.list_requests()) == 4
 
 
@@ -319,3 +320,105 @@ def test_hf_hub_api_wrapper_calls(tmp_path):
     api.upload_folder("sciprobe/space", tmp_path, "space", "Publish")
     assert calls[1] == ("create_repo", "sciprobe/space", {"repo_type": "space", "exist_ok": True, "space_sdk": "gradio"})
     assert calls[2][1]["folder_path"] == str(tmp_path) and calls[2][1]["repo_type"] == "space"
+
+
+# ---------------------------------------------------------------- identity, ownership and the v0 -> v1 migration
+
+def test_case_and_width_variants_are_one_user_and_one_model(store):
+    from sciprobe.leaderboard.store import ModelNameTaken
+
+    store.add_submission(make_request(user="Alice", model="Org/Model", sha="s1"), b"x", max_recent=2)
+    with pytest.raises(DuplicateSubmission):  # the same file again, by "alice" under "ORG/MODEL"
+        store.add_submission(make_request(user="alice ", model="ORG/MODEL", sha="s1"), b"x")
+    store.add_submission(make_request(user="\uff21lice", model="org/model", sha="s2"), b"x", max_recent=2)
+    with pytest.raises(RateLimited):  # three names, one user
+        store.add_submission(make_request(user="ALICE\n", model="org/model", sha="s3"), b"x", max_recent=2)
+    with pytest.raises(ModelNameTaken, match="belongs to Alice"):
+        store.add_submission(make_request(user="bob", model="org/MODEL", sha="s4"), b"x")
+    assert store.model_owner("\uff4frg/model").user == "Alice"
+    assert len(store.list_requests()) == 2
+
+
+def test_rows_carry_their_owner(tmp_path):
+    """Whatever path a result takes, one user's result never replaces another user's cell."""
+    store = SQLiteStore(tmp_path / "lb")
+    mine = make_result(make_request(user="alice", model="org/shared"), 0.2)
+    theirs = make_result(make_request(user="mallory", model="ORG/Shared"), 0.99)
+    assert store.add_result(mine) != store.add_result(theirs)
+    assert {r.user: r.scores["official"]["macro_f1"] for r in store.list_results()} == {"alice": 0.2, "mallory": 0.99}
+    again = make_result(make_request(user="ALICE", model="Org/Shared"), 0.3)  # the same row: replaced
+    assert store.add_result(again) == mine.result_id and len(store.list_results()) == 2
+
+
+def test_sqlite_store_of_schema_v0_is_migrated(tmp_path):
+    """A store written before leases and identity keys opens: columns added, keys normalised, result ids
+    recomputed (the latest result per new id kept), and its requests can be claimed."""
+    import sqlite3
+
+    folder = tmp_path / "lb"
+    folder.mkdir()
+    con = sqlite3.connect(folder / SQLiteStore.FILE_NAME)
+    con.executescript("""
+        CREATE TABLE requests (request_id TEXT PRIMARY KEY, user TEXT NOT NULL, model_name TEXT NOT NULL,
+            task TEXT NOT NULL, predictions_sha256 TEXT NOT NULL, status TEXT NOT NULL, submitted_ts REAL NOT NULL,
+            record TEXT NOT NULL, UNIQUE (user, model_name, task, predictions_sha256));
+        CREATE TABLE predictions (request_id TEXT PRIMARY KEY REFERENCES requests (request_id), data BLOB NOT NULL);
+        CREATE TABLE results (result_id TEXT PRIMARY KEY, request_id TEXT NOT NULL, benchmark TEXT NOT NULL,
+            created_ts REAL NOT NULL, record TEXT NOT NULL, details BLOB);
+    """)
+    old = make_request(user="Alice", model="Org/Model-A")
+    old_record = {k: v for k, v in old.to_json().items() if k not in ("claimed_by", "lease_until", "attempts")}
+    con.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (old.request_id, "Alice", "Org/Model-A", old.task, old.predictions_sha256, PENDING, 1.0,
+                 json.dumps(old_record)))
+    con.execute("INSERT INTO predictions VALUES (?, ?)", (old.request_id, b"p"))
+    for k, (model, score) in enumerate([("Org/Model-A", 0.1), ("org/model-a", 0.2)]):  # one row once case folds
+        result = make_result(make_request(user="Alice", model=model), score)
+        result.created_time = f"2026-01-0{k + 1}T00:00:00+00:00"
+        body = result.to_json()
+        con.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?)",
+                    (f"old-id-{k}", result.request_id, "idrbench", float(k), json.dumps(body), None))
+    con.commit()
+    con.close()
+
+    store = SQLiteStore(folder)
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 1
+    assert store.find_duplicate("alice", "org/model-a", old.task, old.predictions_sha256).request_id == old.request_id
+    (kept,) = store.list_results()
+    assert kept.scores["official"]["macro_f1"] == 0.2 and store.get_result(kept.result_id).result_id == kept.result_id
+    (claimed,) = store.claim_pending()
+    assert claimed.request_id == old.request_id and claimed.attempts == 1
+    assert SQLiteStore(folder).get_request(old.request_id).status == RUNNING  # opening again changes nothing
+
+
+def test_hub_store_skips_unreadable_repo_files(tmp_path):
+    """A hand-edited or truncated file in the repos is a warning, not a Space that cannot start."""
+    api = LocalFolderApi(tmp_path / "hub")
+    store = HubStore(api, REQUESTS, RESULTS)
+    req = store.add_submission(make_request(), b"x")
+    store.add_result(make_result(req))
+    store.flush()
+    api.commit(REQUESTS, {"evil/request_a.json": b'{"request_id": ', "evil/request_b.json": b"[1, 2]",
+                          "evil/request_c.json": json.dumps({**req.to_json(), "request_id": "c",
+                                                             "submitted_time": 10 ** 400}).encode()}, "junk")
+    api.commit(RESULTS, {"evil/results_x.json": b'{"sciprobe": 5}', "evil/results_y.json": b"\xff\xfe"}, "junk")
+    with pytest.warns(UserWarning, match="skipping unreadable") as caught:
+        again = HubStore(api, REQUESTS, RESULTS)
+    assert len(caught) == 5
+    assert [r.request_id for r in again.list_requests()] == [req.request_id]
+    assert len(again.list_results()) == 1
+
+
+def test_hub_store_keeps_the_latest_file_of_a_cell(tmp_path):
+    """The same owner's case variants are one cell but two file paths (the slug keeps the spelling): on reading
+    the repos back, the newer result wins, whatever the file order."""
+    api = LocalFolderApi(tmp_path / "hub")
+    store = HubStore(api, REQUESTS, RESULTS)
+    newer = make_result(make_request(model="ALICE/Model-A"), 0.9)
+    newer.created_time = "2026-02-01T00:00:00+00:00"
+    older = make_result(make_request(model="alice/model-a"), 0.1)
+    older.created_time = "2026-01-01T00:00:00+00:00"
+    assert store.add_result(newer) == store.add_result(older)
+    store.flush()
+    (kept,) = HubStore(api, REQUESTS, RESULTS).list_results()
+    assert kept.scores["official"]["macro_f1"] == 0.9

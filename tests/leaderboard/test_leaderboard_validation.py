@@ -24,19 +24,19 @@ from sciprobe.leaderboard.validation import (
 
 from golden import CASES_DIR, load_cases
 
-CASES_DIR = CASES_DIR / "submissions"
-CASES = load_cases("cases")["cases"]
+SUBMISSIONS = CASES_DIR / "submissions"
+CASES = load_cases("submissions/cases", "cases")
 
 
-def _case_id(case: dict) -> str:
+def _case_id(index: int, case: dict) -> str:
     extra = case.get("generate") or case.get("upload_name") or (case.get("model") or {}).get("model_name") \
         or case.get("user") or (case["task"] if case["task"] != "idrbench:ipi" else "")
-    return f"{case['file']}{'-' + str(extra)[:24] if extra else ''}-{case.get('max_bytes', '')}"
+    return f"{index:03d}-{case['file']}{'-' + str(extra)[:24] if extra else ''}"
 
 
 def _materialise(case: dict, tmp_path: Path) -> Path:
     """The case's file in a fresh folder (generated cases are built here, not stored in the repo)."""
-    source = CASES_DIR / case["file"]
+    source = SUBMISSIONS / case["file"]
     target = tmp_path / "upload" / case["file"]
     target.parent.mkdir(parents=True, exist_ok=True)
     if case.get("generate") == "huge_line":
@@ -58,15 +58,27 @@ def service(tmp_path) -> LeaderboardService:
 
 
 def test_there_are_enough_cases():
-    assert len(CASES) >= 20
-    assert len({c["file"] for c in CASES}) >= 20
+    assert len(CASES) >= 80
+    assert len({c["file"] for c in CASES}) >= 60
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def _submit_prior(service: LeaderboardService, prior: list[dict]) -> None:
+    """Submissions that must succeed before the case (another user's model, a user's earlier uploads)."""
+    for k, earlier in enumerate(prior):
+        message, record = service.submit(earlier["user"], earlier.get("task", "idrbench:ipi"),
+                                         str(SUBMISSIONS / earlier.get("file", "valid_ipi.jsonl")),
+                                         earlier["model_name"], file_name=f"prior-{k}.jsonl")
+        assert record["status"] == "FINISHED", message
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(k, c) for k, c in enumerate(CASES)])
 def test_hostile_submission_rejected_and_nothing_stored(case, service, tmp_path):
     path = _materialise(case, tmp_path)
-    if case.get("max_bytes"):
-        service.settings = Settings(max_bytes=case["max_bytes"])
+    service.settings = Settings(max_bytes=case.get("max_bytes", Settings().max_bytes),
+                                max_recent=case.get("rate_limit", Settings().max_recent))
+    _submit_prior(service, case.get("prior", []))
+    before = ([r.request_id for r in service.store.list_requests()],
+              [r.result_id for r in service.store.list_results()])
     model = {"model_name": "org/model", **case.get("model", {})}
     message, record = service.submit(case.get("user", "alice"), case["task"], str(path), model["model_name"],
                                      model.get("model_family", ""), model.get("model_revision", ""),
@@ -77,12 +89,14 @@ def test_hostile_submission_rejected_and_nothing_stored(case, service, tmp_path)
     assert "\n" not in record["error"] and len(record["error"]) < 400
     assert message.startswith("**Rejected:**")
     assert "<script" not in message and "<img" not in message and "<b " not in message  # escaped for display
-    assert service.store.list_requests() == [] and service.store.list_results() == []
+    after = ([r.request_id for r in service.store.list_requests()],
+             [r.result_id for r in service.store.list_results()])
+    assert after == before  # nothing stored: no request, no result, no claim on a model name
 
 
 def test_valid_file_is_canonical_and_hash_is_stable(tmp_path):
     data = data_for("idrbench")
-    source = CASES_DIR / "valid_ipi.jsonl"
+    source = SUBMISSIONS / "valid_ipi.jsonl"
     model = validate_model_info("org/model")
     first = validate_submission("idrbench:ipi", source, model, data=data)
     assert first.n_predictions == 16 and first.target.dataset_fingerprint

@@ -21,6 +21,7 @@ from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
 from sciprobe.declaration import Runner, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
+from sciprobe.numbers import finite_number
 from sciprobe.runners.swiss import SwissTournament
 
 if TYPE_CHECKING:
@@ -129,10 +130,11 @@ def ranking_records(rows: Sequence[Mapping], preds: Mapping[str, Mapping]) -> li
         scores = item.get("scores")
         if scores is None:
             scores = [float(len(ranking) - i) for i in range(len(ranking))]
-        elif not isinstance(scores, list) or len(scores) != len(ranking):
-            raise SciprobeError(f"{where}: \"scores\" must be a list as long as \"ranking\"")
-        records.append({"id": str(row["id"]), "gold": gold, "standings": ranking,
-                        "scores": [float(s) for s in scores], "error": None})
+        else:  # 10**400 or "3" would crash float() or sort wrongly; 1e400 parses to inf
+            scores = [finite_number(s) for s in scores] if isinstance(scores, list) else []
+            if len(scores) != len(ranking) or None in scores:
+                raise SciprobeError(f"{where}: \"scores\" must be a list of finite numbers as long as \"ranking\"")
+        records.append({"id": str(row["id"]), "gold": gold, "standings": ranking, "scores": scores, "error": None})
     return records
 
 
@@ -165,6 +167,9 @@ class SwissRunner(Runner):
 
     def plan_notes(self, task: TaskSpec) -> list[str]:
         return ["I2R: late tournament rounds can pair fewer players than planned"]
+
+    def candidates(self, row: Mapping) -> frozenset[str]:
+        return frozenset(candidates(row))
 
 
 SWISS = SwissRunner()
