@@ -28,6 +28,8 @@ import pytest
 from sciprobe.errors import SciprobeError
 from sciprobe.runners import sandbox_bwrap as bw
 from sciprobe.runners import sandbox_env
+from sciprobe.runners.sandbox import bwrap_path as bw_path
+from sciprobe.runners.sandbox import interpreter_prefixes
 from sciprobe.runners.sandbox import (
     RunResult,
     RunSpec,
@@ -499,7 +501,10 @@ class _Barrier:
     def _serve(self) -> None:
         conns = []
         while len(conns) < self.parties:
-            conn, _ = self.sock.accept()
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed: nobody else is coming
+                return
             conn.recv(1)
             conns.append(conn)
             self.arrived = len(conns)
@@ -635,6 +640,26 @@ def test_a_failed_cleanup_loses_no_result(host, tmp_path, monkeypatch):
     stuck.clear()  # whatever blocked the removal is gone: the next run retries it
     run_python("print('next')", allow_unsandboxed=True, env=env)
     assert list(host["tmp_root"].iterdir()) == []
+
+
+def test_program_never_starts_unless_the_host_says_go(host, tmp_path):
+    """The sandbox waits for the host before it starts the program; when the host goes away instead (its stdin
+    ends), the program never runs: the barrier it would connect to sees nobody."""
+    _require_sandbox()
+    from sciprobe.runners import sandbox_supervise as sv
+
+    barrier = _Barrier(tmp_path / "barrier.sock", 1)
+    try:
+        proc, _, status_r = sv.spawn(
+            bw_path(), [sys.executable, "main.py", "0"], program=("main.py", _Barrier.PROGRAM.encode()),
+            ro_binds=interpreter_prefixes(sys.executable), input_binds={"barrier.sock": str(barrier.path)},
+            env={MARKER_ENV: host["marker"]}, limits=SandboxLimits(), host_uid=None)
+        _, err = proc.communicate(timeout=120)  # closes stdin at once: the host "went away"
+        os.close(status_r)
+    finally:
+        barrier.close()
+    assert proc.returncode == 125, err
+    assert barrier.arrived == 0
 
 
 def test_default_limits_follow_upstream():

@@ -18,7 +18,8 @@ Two modes, one layout:
 Both modes: new pid/net/ipc/uts(/cgroup) namespaces, a tmpfs root with only ``/usr`` (and the ``/lib``-style
 links), a few ``/etc`` files, the interpreter's prefixes and the inputs bound read-only, the work dir, ``/tmp``
 and ``/dev/shm`` as size-capped tmpfs mounts of the sandbox's own (the program file is written into the work dir
-by bwrap; the host opens the three mounts while bwrap waits on ``--block-fd``, see ``sandbox_supervise``), a fresh
+by bwrap; the host opens the three mounts while a ``sh`` gate waits to start the program, see
+``sandbox_supervise``), a fresh
 ``/proc`` (only the sandbox's pids), a minimal ``/dev``, ``--die-with-parent`` and ``--new-session``, a clean
 environment, and a seccomp filter that refuses ``CLONE_NEWUSER`` (nested user namespaces: no tmpfs mounts outside
 the size caps, less kernel surface), SysV shared memory, ``memfd_create``, the kernel keyring, ptrace and the
@@ -196,15 +197,16 @@ _MOUNTED = ("/proc", "/dev", "/dev/shm", "/tmp")
 
 def build_plan(*, bwrap: str, exec_argv: Sequence[str], ro_binds: Sequence[str], env: Mapping[str, str],
                rlimits: Sequence[str], workdir_mb: int, tmp_mb: int, status_fd: int | None, seccomp_fd: int | None,
-               block_fd: int | None = None, program: tuple[str, bytes] | None = None,
+               gate: bool = False, program: tuple[str, bytes] | None = None,
                input_binds: Mapping[str, str] | None = None, privileged: bool | None = None,
                host_uid: int | None = None) -> BwrapPlan:
     """The bwrap argv. ``ro_binds``: host paths bound read-only at the same path (interpreter prefixes);
     ``program``: (path relative to the work dir, its text), written into the work dir; ``input_binds``: path
     relative to the work dir -> host path, bound read-only; ``exec_argv``: the program (run under prlimit, and
     setpriv in root mode). The work dir is a tmpfs of ``workdir_mb``, ``/tmp`` and ``/dev/shm`` tmpfs of
-    ``tmp_mb`` each. ``block_fd``: bwrap waits for a byte there before it starts the program (the host opens
-    the tmpfs mounts in between). File contents (passwd, group, the program) are appended to ``plan.data`` with
+    ``tmp_mb`` each. ``gate``: the sandbox reads a line from its stdin before it starts the program, with
+    stdin from /dev/null; it starts it only on ``go`` (the host opens the tmpfs mounts in between): if the host
+    goes away instead, the pipe ends and the program never starts. File contents (passwd, group, the program) are appended to ``plan.data`` with
     placeholder fds the caller replaces (see ``sandbox._spawn``)."""
     priv = privileged_mode() if privileged is None else privileged
     uid = (host_uid if host_uid is not None else fresh_uid()) if priv else SANDBOX_UID
@@ -260,12 +262,13 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], ro_binds: Sequence[str],
         a += ["--setenv", k, v]
     if status_fd is not None:
         a += ["--json-status-fd", str(status_fd)]
-    if block_fd is not None:
-        a += ["--block-fd", str(block_fd)]
     if seccomp_fd is not None:
         a += ["--seccomp", str(seccomp_fd)]
     plan.command_index = len(a)
     a.append("--")
+    if gate:
+        # not bwrap's --block-fd: bwrap goes on when that fd reaches EOF, i.e. also when the host died
+        a += ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null', "sandbox-gate"]
     if priv:
         a += [tool_path("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
               "--inh-caps=-all", "--bounding-set=-all", "--"]

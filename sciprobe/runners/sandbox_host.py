@@ -173,7 +173,7 @@ def _fd_mount_id(fd: int) -> int | None:
 
 def attach_mounts(pid: int, mountpoints: Sequence[str], alive: Callable[[], bool],
                   timeout: float = 60.0) -> dict[str, int]:
-    """Open the sandbox's tmpfs mounts from the host while bwrap waits (``--block-fd``) to start the program.
+    """Open the sandbox's tmpfs mounts from the host while the sandbox waits to start the program.
 
     The descriptors keep each file system alive after the sandbox is gone, so the host can measure them during the
     run and read the work dir afterwards without the sandbox's help; closing them frees the memory."""

@@ -1,8 +1,9 @@
 """Starting, watching and ending one run for :mod:`sciprobe.runners.sandbox` (SGI-Bench dry experiments).
 
 Spec ``shared/spec/sgibench.md`` §8 (isolated, limited, nothing left behind). A sandboxed run starts in two steps:
-bubblewrap lays out the sandbox and waits (``--block-fd``); the host opens the sandbox's three tmpfs mounts
-(``/workdir``, ``/tmp``, ``/dev/shm``) through ``/proc/<pid>/root`` and only then lets the program start. The
+bubblewrap lays out the sandbox, whose first process waits for a "go" line on a pipe; the host opens the
+sandbox's three tmpfs mounts (``/workdir``, ``/tmp``, ``/dev/shm``) through ``/proc/<pid>/root`` and only then
+lets the program start (if the host dies first, the pipe ends and the program never starts). The
 open descriptors give the watchdog exact, permission-proof usage figures (``fstatvfs``) during the run, and the
 work dir's files after it, when the sandbox and its mount namespace are gone; closing them frees the memory.
 
@@ -56,7 +57,7 @@ class Live:
     #: the most CPU time the kernel had accounted to the sandbox's processes at a watchdog look, and when
     cpu_seen: float = 0.0
     cpu_seen_at: float = 0.0
-    #: when the program was let go (bwrap stops waiting on --block-fd)
+    #: when the program was let go
     started_at: float = 0.0
     #: sandboxed: mount point -> open directory descriptor of the sandbox's tmpfs
     mounts: dict[str, int] = field(default_factory=dict)
@@ -98,12 +99,11 @@ def _memfd(name: str, content: bytes) -> int:
 
 def spawn(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | None, ro_binds: Sequence[str],
           input_binds: Mapping[str, str], env: Mapping[str, str], limits: SandboxLimits,
-          host_uid: int | None) -> tuple[subprocess.Popen[bytes], int, int, int]:
-    """Start bwrap; returns (process, host uid of the program, read end of the JSON status pipe, write end of
-    the pipe bwrap waits on before it starts the program)."""
+          host_uid: int | None) -> tuple[subprocess.Popen[bytes], int, int]:
+    """Start bwrap; returns (process, host uid of the program, read end of the JSON status pipe). The sandbox
+    waits for ``go`` on ``process.stdin`` before it starts the program."""
     status_r, status_w = os.pipe()
-    block_r, block_w = os.pipe()
-    pass_fds = [status_w, block_r]
+    pass_fds = [status_w]
     seccomp = bw.seccomp_filter()
     seccomp_fd = None
     if seccomp is not None:
@@ -113,7 +113,7 @@ def spawn(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | 
                         file_size_mb=limits.file_size_mb, max_open_files=limits.max_open_files)
     plan = bw.build_plan(bwrap=bwrap, exec_argv=exec_argv, ro_binds=ro_binds, env=env, rlimits=rl,
                          workdir_mb=limits.disk_mb, tmp_mb=max(1, limits.memory_mb // 2), status_fd=status_w,
-                         seccomp_fd=seccomp_fd, block_fd=block_r, program=program, input_binds=input_binds,
+                         seccomp_fd=seccomp_fd, gate=True, program=program, input_binds=input_binds,
                          host_uid=host_uid)
     for index, content in plan.data:
         fd = _memfd("data", content)
@@ -125,25 +125,26 @@ def spawn(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | 
     pass_fds.append(args_fd)
     argv = [plan.argv[0], "--args", str(args_fd), *plan.argv[sep:]]
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 pass_fds=pass_fds, cwd="/", start_new_session=True, env={"PATH": "/usr/bin:/bin"})
     except BaseException:
         os.close(status_r)
-        os.close(block_w)
         raise
     finally:
         for fd in pass_fds:
             os.close(fd)
-    return proc, plan.host_uid, status_r, block_w
+    return proc, plan.host_uid, status_r
 
 
 def start(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | None, ro_binds: Sequence[str],
           input_binds: Mapping[str, str], env: Mapping[str, str], limits: SandboxLimits,
           host_uid: int | None) -> Live:
     """Spawn bwrap, open the sandbox's tmpfs mounts from the host, hand the work dir to the program's uid (root
-    mode), then let the program start. Raises :class:`SandboxError` (with bwrap's message) when setup fails."""
-    proc, uid, status_r, block_w = spawn(bwrap, exec_argv, program=program, ro_binds=ro_binds,
-                                         input_binds=input_binds, env=env, limits=limits, host_uid=host_uid)
+    mode), then let the program start (see ``sandbox_bwrap.build_plan``'s ``gate``). Raises
+    :class:`SandboxError` (with bwrap's message) when setup fails."""
+    proc, uid, status_r = spawn(bwrap, exec_argv, program=program, ro_binds=ro_binds, input_binds=input_binds,
+                                env=env, limits=limits, host_uid=host_uid)
+    assert proc.stdin is not None
     live = Live(proc, uid, status_fd=status_r)
     try:
         child = live.init_pid = _read_child_pid(live, time.monotonic() + _START_TIMEOUT_S)
@@ -151,21 +152,24 @@ def start(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | 
                                          timeout=_START_TIMEOUT_S)
         if bw.privileged_mode():
             tree.chown_tree(live.mounts[bw.SANDBOX_WORKDIR], uid)
-        os.write(block_w, b"1")
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
         live.started_at = time.monotonic()
     except BaseException as exc:
         host.killpg(proc.pid)
         try:
+            proc.stdin.close()  # EOF: the program never starts
+        except OSError:
+            pass
+        try:
             _, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
+        except (subprocess.TimeoutExpired, ValueError):
             err = b""
         live.close()
         if isinstance(exc, (SandboxError, OSError)):
-            lines = err.decode(errors="replace").strip().splitlines()
+            lines = (err or b"").decode(errors="replace").strip().splitlines()
             raise SandboxError(f"bubblewrap failed to start the sandbox: {lines[-1] if lines else exc}") from exc
         raise
-    finally:
-        os.close(block_w)
     return live
 
 
