@@ -39,7 +39,7 @@ from sciprobe.runners.sandbox import (
     run_python,
     sandbox_available,
 )
-from sciprobe.runners.sandbox_tree import walk
+from sciprobe.runners.sandbox_tree import list_tree
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = Path(__file__).parent / "cases" / "sandbox_hostile"
@@ -215,24 +215,8 @@ def _case_values(host: dict, port: int) -> dict[str, str]:
 
 
 def _tree_entries(root: Path) -> dict[str, list[int]]:
-    """relative path -> [st_mode, st_blocks] of everything below root (fd-based: paths may exceed PATH_MAX)."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    rel: list[str] = []
-    found: dict[str, list[int]] = {}
-
-    def visit(dir_fd: int, name: str, st: os.stat_result, depth: int) -> bool:
-        found["/".join([*rel, name])] = [st.st_mode, st.st_blocks]
-        return True
-
-    def enter(dir_fd: int, name: str, child_fd: int, depth: int) -> bool:
-        rel.append(name)
-        return True
-
-    try:
-        walk(fd, visit, enter=enter, leave=lambda parent, name, depth: rel.pop())
-    finally:
-        os.close(fd)
-    return found
+    """relative path -> [st_mode, st_blocks] of everything below root."""
+    return {rel: [st.st_mode, st.st_blocks] for rel, st in list_tree(root).items()}
 
 
 def _check_case(expect: dict, r: dict, limits: SandboxLimits, out_dir: Path | None,
@@ -791,22 +775,7 @@ _UNPRIVILEGED_RUNNER = """
 import json, os, sys
 sys.path.insert(0, {repo!r})
 from sciprobe.runners.sandbox import SandboxLimits, run_python
-from sciprobe.runners.sandbox_tree import walk
-
-def entries(root):
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    rel, found = [], {{}}
-    def visit(dir_fd, name, st, depth):
-        found["/".join([*rel, name])] = [st.st_mode, st.st_blocks]
-        return True
-    def enter(dir_fd, name, child, depth):
-        rel.append(name)
-        return True
-    try:
-        walk(fd, visit, enter=enter, leave=lambda p, n, d: rel.pop())
-    finally:
-        os.close(fd)
-    return found
+from sciprobe.runners.sandbox_tree import list_tree
 
 for line in sys.stdin:
     job = json.loads(line)
@@ -817,7 +786,8 @@ for line in sys.stdin:
         os.environ.pop("SCIPROBE_BWRAP", None)
     r = run_python(job["code"], limits=SandboxLimits(**job["limits"]), env=job["env"], allow_unsandboxed=True,
                    output_dir=job["out_dir"])
-    out = entries(job["out_dir"]) if job["out_dir"] else None
+    listed = list_tree(job["out_dir"]) if job["out_dir"] else None
+    out = {{rel: [st.st_mode, st.st_blocks] for rel, st in listed.items()}} if listed is not None else None
     print(json.dumps({{"id": job["id"], "result": r.to_dict(), "outputs": out}}), flush=True)
 """
 

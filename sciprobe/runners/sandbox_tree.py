@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["TreeChanged", "copy_tree", "remove_tree", "tree_usage", "walk"]
+__all__ = ["TreeChanged", "copy_tree", "list_tree", "remove_tree", "tree_usage", "walk"]
 
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _O_PATH = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -260,6 +260,27 @@ def tree_usage(top_fd: int, *, max_entries: int, fix_perms: bool = False) -> tup
     except _Stop:
         pass
     return total, entries
+
+
+def list_tree(root: str | Path) -> dict[str, os.stat_result]:
+    """Relative path -> lstat of everything below ``root`` (paths may be longer than PATH_MAX)."""
+    fd = open_dir(str(root))
+    rel: list[str] = []
+    found: dict[str, os.stat_result] = {}
+
+    def visit(dir_fd: int, name: str, st: os.stat_result, depth: int) -> bool:
+        found["/".join([*rel, name])] = st
+        return True
+
+    def enter(dir_fd: int, name: str, child_fd: int, depth: int) -> bool:
+        rel.append(name)
+        return True
+
+    try:
+        walk(fd, visit, enter=enter, leave=lambda parent_fd, name, depth: rel.pop())
+    finally:
+        os.close(fd)
+    return found
 
 
 def largest_file(top_fd: int, *, max_entries: int, fix_perms: bool = False) -> int:
