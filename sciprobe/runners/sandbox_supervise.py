@@ -161,9 +161,10 @@ def start(bwrap: str, exec_argv: Sequence[str], *, program: tuple[str, bytes] | 
             proc.stdin.close()  # EOF: the program never starts
         except OSError:
             pass
+        proc.stdin = None
         try:
             _, err = proc.communicate(timeout=10)
-        except (subprocess.TimeoutExpired, ValueError):
+        except subprocess.TimeoutExpired:
             err = b""
         live.close()
         if isinstance(exc, (SandboxError, OSError)):
@@ -212,10 +213,9 @@ def _watch(live: Live, limits: SandboxLimits) -> str | None:
             return "disk"
         pids = host.pids_in_namespace(live.ns_inode, live.host_uid)
         if live.init_pid is not None:
-            # bwrap (outer) exits without reaping the sandbox's pid 1, so wait4 never sees the program's CPU
-            # time: sample it (pid 1's reaped children plus every live process)
-            # a lower figure than before means a process was between its death and its reaping (counted
-            # nowhere): that look saw less than everything, so it does not refresh the time of the last full look
+            # bwrap exits without reaping the sandbox's pid 1, so wait4 never sees the program's CPU time: sample
+            # it (pid 1's reaped children plus every live process). A lower figure than before means a process
+            # was between its death and its reaping, counted nowhere: that look does not count as a full one.
             cpu = host.cpu_seconds(live.init_pid, pids)
             if cpu is not None and cpu >= live.cpu_seen:
                 live.cpu_seen, live.cpu_seen_at = cpu, time.monotonic()
