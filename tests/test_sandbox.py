@@ -28,13 +28,13 @@ import pytest
 from sciprobe.errors import SciprobeError
 from sciprobe.runners import sandbox_bwrap as bw
 from sciprobe.runners import sandbox_env
-from sciprobe.runners.sandbox import bwrap_path as bw_path
-from sciprobe.runners.sandbox import interpreter_prefixes
 from sciprobe.runners.sandbox import (
     RunResult,
     RunSpec,
     SandboxLimits,
     SandboxUnavailableError,
+    bwrap_path,
+    interpreter_prefixes,
     run_many,
     run_python,
     sandbox_available,
@@ -635,7 +635,7 @@ def test_program_never_starts_unless_the_host_says_go(host, tmp_path):
     barrier = _Barrier(tmp_path / "barrier.sock", 1)
     try:
         proc, _, status_r = sv.spawn(
-            bw_path(), [sys.executable, "main.py", "0"], program=("main.py", _Barrier.PROGRAM.encode()),
+            bwrap_path(), [sys.executable, "main.py", "0"], program=("main.py", _Barrier.PROGRAM.encode()),
             ro_binds=interpreter_prefixes(sys.executable), input_binds={"barrier.sock": str(barrier.path)},
             env={MARKER_ENV: host["marker"]}, limits=SandboxLimits(), host_uid=None)
         _, err = proc.communicate(timeout=120)  # closes stdin at once: the host "went away"
