@@ -62,6 +62,9 @@ _EPERM, _ENOSYS, _EAFNOSUPPORT, _CLONE_NEWUSER = 1, 38, 97, 0x10000000
 #: EAFNOSUPPORT, as on a kernel built without them.
 _SOCKET_FAMILIES = (1, 2, 10)
 _AF_UNIX, _AF_NETLINK, _NETLINK_ROUTE = 1, 16, 0
+#: prctl(PR_SET_PDEATHSIG) is refused: bwrap's pid 1 runs under this filter too, and in user-namespace mode the
+#: program can write its memory (/proc/1/mem, same uid); it must not be able to make pid 1 outlive the host.
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class _Arch:
     clone3: int
     socket: int
     socketpair: int
+    prctl: int
     x32: bool  # refuse the x32 ABI (syscall numbers with bit 30 set)
     # Denied (EPERM): shmget (SysV segments outlive detaching and are not counted by RLIMIT_AS or the watchdog),
     # memfd_create (memory-backed files outside the size-capped tmpfs mounts), keyctl/add_key/request_key (the
@@ -83,9 +87,9 @@ class _Arch:
 
 
 _SYSCALLS = {
-    "x86_64": _Arch(0xC000003E, 272, 56, 435, 41, 53, True,
+    "x86_64": _Arch(0xC000003E, 272, 56, 435, 41, 53, 157, True,
                     (29, 319, 250, 248, 249, 323, 425, 321, 298, 101, 310, 311, 438)),
-    "aarch64": _Arch(0xC00000B7, 97, 220, 435, 198, 199, False,
+    "aarch64": _Arch(0xC00000B7, 97, 220, 435, 198, 199, 167, False,
                      (194, 279, 219, 217, 218, 282, 425, 280, 241, 117, 270, 271, 438)),
 }
 
@@ -115,7 +119,8 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
 
     ``unshare``/``clone`` with ``CLONE_NEWUSER`` fail with EPERM; ``clone3`` fails with ENOSYS (its flags live in
     memory a filter cannot read; glibc then falls back to ``clone``, so threads and fork keep working); the
-    syscalls in the deny list fail with EPERM; sockets outside ``_SOCKET_FAMILIES`` fail with EAFNOSUPPORT;
+    syscalls in the deny list and ``prctl(PR_SET_PDEATHSIG)`` fail with EPERM; sockets outside
+    ``_SOCKET_FAMILIES`` fail with EAFNOSUPPORT;
     syscalls of a foreign ABI (i386, x32) kill the process.
     """
     sc = _SYSCALLS.get(machine or platform.machine())
@@ -128,7 +133,9 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         prog += [(_BPF_JGE, "kill", 0, 0x40000000)]
     prog += [(jeq, "eperm", 0, nr) for nr in sc.denied]
     prog += [(jeq, "enosys", 0, sc.clone3), (jeq, "userns", 0, sc.unshare), (jeq, "userns", 0, sc.clone),
-             (jeq, "socket", 0, sc.socket), (jeq, "socketpair", 0, sc.socketpair), (ret, 0, 0, _RET_ALLOW),
+             (jeq, "socket", 0, sc.socket), (jeq, "socketpair", 0, sc.socketpair), (jeq, "prctl", 0, sc.prctl),
+             (ret, 0, 0, _RET_ALLOW),
+             ("label", "prctl"), (ld, 0, 0, arg0), (jeq, "eperm", "allow", _PR_SET_PDEATHSIG),
              ("label", "userns"), (ld, 0, 0, arg0), (_BPF_JSET, "eperm", "allow", _CLONE_NEWUSER),
              ("label", "socket"), (ld, 0, 0, arg0)]
     prog += [(jeq, "allow", 0, family) for family in _SOCKET_FAMILIES]
