@@ -211,10 +211,10 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], ro_binds: Sequence[str],
     ``program``: (path relative to the work dir, its text), written into the work dir; ``input_binds``: path
     relative to the work dir -> host path, bound read-only; ``exec_argv``: the program (run under prlimit, and
     setpriv in root mode). The work dir is a tmpfs of ``workdir_mb``, ``/tmp`` and ``/dev/shm`` tmpfs of
-    ``tmp_mb`` each. ``gate``: the sandbox reads a line from its stdin before it starts the program, with
-    stdin from /dev/null; it starts it only on ``go`` (the host opens the tmpfs mounts in between): if the host
-    goes away instead, the pipe ends and the program never starts. File contents (passwd, group, the program) are appended to ``plan.data`` with
-    placeholder fds the caller replaces (see ``sandbox._spawn``)."""
+    ``tmp_mb`` each. ``gate``: the sandbox reads a line from its stdin and starts the program (with stdin from
+    /dev/null) only on ``go`` (the host opens the tmpfs mounts in between): if the host goes away instead, the
+    pipe ends and the program never starts. File contents (passwd, group, the program) are appended to
+    ``plan.data`` with placeholder fds the caller replaces (see ``sandbox_supervise.spawn``)."""
     priv = privileged_mode() if privileged is None else privileged
     uid = (host_uid if host_uid is not None else fresh_uid()) if priv else SANDBOX_UID
     a: list[str] = [bwrap]
