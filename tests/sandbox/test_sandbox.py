@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -32,10 +33,13 @@ from sciprobe.runners.sandbox import (
     RunSpec,
     SandboxLimits,
     SandboxUnavailableError,
+    bwrap_path,
+    interpreter_prefixes,
     run_many,
     run_python,
     sandbox_available,
 )
+from sciprobe.runners.sandbox_tree import list_tree
 
 from golden import CASES_DIR, REPO
 
@@ -115,7 +119,7 @@ def host(tmp_path, monkeypatch):
     before = _snapshot()
     state = {"marker": marker, "secret": secret, "secret_value": secret_value, "tmp_root": tmp_root}
     yield state
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30
     while _procs_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _procs_with(marker) == [], "a sandboxed process survived the run"
@@ -152,14 +156,23 @@ def _load_case(path: Path) -> tuple[dict, str, str]:
 
 
 HOSTILE = sorted(CASES.glob("*.py"))
-SLOW_CASES = {"fork_bomb", "memory_bomb_multiproc", "disk_bomb_many_files", "infinite_loop"}
+SLOW_CASES = {"fork_bomb", "memory_bomb_multiproc", "disk_bomb_many_files", "infinite_loop", "stop_self"}
+UNSANDBOXED_TOO = [p for p in HOSTILE if _load_case(p)[0].get("unsandboxed_too")]
+#: What the checks understand; a typo in a case file must not silently disable a check.
+EXPECT_KEYS = {"limits", "exit", "exit_code", "limit_hit", "timed_out", "killed_by_signal", "stdout_truncated",
+               "stdout_contains", "sandboxed_stdout_contains", "stderr_contains", "stdout_not_contains",
+               "stdout_ints_at_most", "warnings_contain", "output_dir", "output_files", "output_entries_at_least",
+               "unsandboxed_too"}
 
 
 def test_suite_is_big_enough():
-    assert len(HOSTILE) >= 15
+    assert len(HOSTILE) >= 40
     for p in HOSTILE:
         expect, must, _ = _load_case(p)
-        assert must and "limits" in expect and "max_wall_s" in expect, p.name
+        assert must and "limits" in expect, p.name
+        assert set(expect) <= EXPECT_KEYS, (p.name, set(expect) - EXPECT_KEYS)
+        # at least one check beyond "the host is untouched" (which every run gets)
+        assert set(expect) - {"limits", "unsandboxed_too"}, p.name
 
 
 class _Server:
@@ -191,60 +204,116 @@ class _Server:
         self.sock.close()
 
 
-@pytest.mark.parametrize("case", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW_CASES
-                                               else []) for p in HOSTILE])
-def test_hostile_program_is_contained(case: Path, host, tmp_path, monkeypatch):
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
+
+
+def _case_values(host: dict, port: int) -> dict[str, str]:
+    return {"__PORT__": str(port), "__SECRET_FILE__": str(host["secret"]), "__MARKER__": host["marker"],
+            "__REPO__": str(REPO), "__TMP_ROOT__": str(host["tmp_root"])}
+
+
+def _tree_entries(root: Path) -> dict[str, list[int]]:
+    """relative path -> [st_mode, st_blocks] of everything below root."""
+    return {rel: [st.st_mode, st.st_blocks] for rel, st in list_tree(root).items()}
+
+
+def _check_case(expect: dict, r: dict, limits: SandboxLimits, out_dir: Path | None,
+                outputs: dict[str, list[int]] | None, info: str) -> None:
+    """The expectations of one hostile case against one run (``r``: ``RunResult.to_dict()``)."""
+    as_list = lambda v: v if isinstance(v, list) else [v]  # noqa: E731
+    if expect.get("exit") == "zero":
+        assert r["exit_code"] == 0, info
+    elif expect.get("exit") == "nonzero":
+        assert r["exit_code"] != 0, info
+    for key in ("exit_code", "timed_out", "killed_by_signal", "stdout_truncated"):
+        if key in expect:
+            assert r[key] == expect[key], info
+    if "limit_hit" in expect:
+        assert r["limit_hit"] in expect["limit_hit"], info
+    if r["timed_out"]:
+        assert r["limit_hit"] == "wall", info
+    assert len(r["stdout"].encode()) <= limits.output_limit_bytes, info
+    for text in as_list(expect.get("stdout_contains", [])):
+        assert text in r["stdout"], info
+    if r["sandboxed"]:
+        for text in as_list(expect.get("sandboxed_stdout_contains", [])):
+            assert text in r["stdout"], info
+    for text in as_list(expect.get("stderr_contains", [])):
+        assert text in r["stderr"], info
+    for bad in expect.get("stdout_not_contains", []):
+        if bad == "repo:WROTE" and _under_private_tmpfs(REPO):
+            continue  # a checkout under /tmp is shadowed by the sandbox's own /tmp; the host check below holds
+        assert bad not in r["stdout"], info
+    for name, most in expect.get("stdout_ints_at_most", {}).items():
+        for value in re.findall(rf"\b{name}=(\d+)", r["stdout"]):
+            assert int(value) <= most, info
+    if "warnings_contain" in expect:
+        assert any(expect["warnings_contain"] in w for w in r["warnings"]), info
+    assert "sk-host-secret" not in r["stdout"] + r["stderr"], info
+    if out_dir is not None:
+        assert outputs is not None
+        assert (out_dir / "result.txt").read_text() == "ok", info
+        odd = {p: m for p, (m, _) in outputs.items() if not (stat.S_ISREG(m) or stat.S_ISDIR(m))}
+        assert not odd, f"{odd} {info}"
+        # what output_dir received never exceeds the run's disk budget, however the program built its files
+        assert sum(blocks for _, blocks in outputs.values()) * 512 <= (limits.disk_mb << 20) + (8 << 20), info
+        for rel in expect.get("output_files", []):
+            assert rel in outputs and stat.S_ISREG(outputs[rel][0]), f"{rel!r} {info}"
+        assert len(outputs) >= expect.get("output_entries_at_least", 0), info
+
+
+def _run_case(case: Path, host: dict, tmp_path: Path, monkeypatch, **kw) -> tuple[dict, RunResult, SandboxLimits,
+                                                                                   Path | None, str]:
     expect, must, code = _load_case(case)
     server = _Server()
     monkeypatch.setenv("SCIPROBE_TEST_HOST_SECRET", "sk-host-secret-env")
     decoy = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "host-marker-process"])
     try:
-        code = UID_PROBE + (code.replace("__PORT__", str(server.port)).replace("__SECRET_FILE__", str(host["secret"]))
-                .replace("__MARKER__", host["marker"]).replace("__REPO__", str(REPO)))
+        values = _case_values(host, server.port)
+        expect = json.loads(_fill(json.dumps(expect), values))
         limits = SandboxLimits(**expect["limits"])
         out_dir = tmp_path / "outputs" if expect.get("output_dir") else None
-        t0 = time.monotonic()
-        r = _run(code, host, limits=limits, output_dir=out_dir)
-        elapsed = time.monotonic() - t0
+        env = {MARKER_ENV: host["marker"]}
+        r = run_python(UID_PROBE + _fill(code, values), env=env, limits=limits, output_dir=out_dir, **kw)
+        assert server.connections == 0, r
     finally:
         decoy.kill()
         decoy.wait()
         server.close()
-    info = f"{case.name} ({must}): {r}"[:3000]
+    return expect, r, limits, out_dir, f"{case.name} ({must}): {r}"[:3000]
+
+
+@pytest.mark.parametrize("case", [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW_CASES
+                                               else []) for p in HOSTILE])
+def test_hostile_program_is_contained(case: Path, host, tmp_path, monkeypatch):
+    _require_sandbox()
+    expect, r, limits, out_dir, info = _run_case(case, host, tmp_path, monkeypatch)
+    assert r.sandboxed
     uid = int(r.stderr.split("SBXUID=", 1)[1].split()[0])
     if os.geteuid() == 0:
         assert bw.UID_BASE <= uid < bw.UID_BASE + bw.UID_SPAN, info
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 30
         while _procs_of_uid(uid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _procs_of_uid(uid) == [], f"a process of the run's uid survived: {info}"
-    assert elapsed < expect["max_wall_s"], info
-    assert r.wall_s <= limits.wall_s + 5, info
-    assert server.connections == 0, info
-    if expect.get("exit") == "zero":
-        assert r.exit_code == 0, info
-    elif expect.get("exit") == "nonzero":
-        assert r.exit_code != 0, info
-    if "limit_hit" in expect:
-        assert r.limit_hit in expect["limit_hit"], info
-    if "timed_out" in expect:
-        assert r.timed_out is expect["timed_out"], info
-    if "stdout_truncated" in expect:
-        assert r.stdout_truncated is expect["stdout_truncated"], info
-        assert len(r.stdout.encode()) <= limits.output_limit_bytes
-    if "stdout_contains" in expect:
-        assert expect["stdout_contains"] in r.stdout, info
-    if "stderr_contains" in expect:
-        assert expect["stderr_contains"] in r.stderr, info
-    for bad in expect.get("stdout_not_contains", []):
-        if bad == "repo:WROTE" and _under_private_tmpfs(REPO):
-            continue  # a checkout under /tmp is shadowed by the sandbox's own /tmp; the host check below holds
-        assert bad not in r.stdout, info
-    assert "sk-host-secret" not in r.stdout + r.stderr, info
-    if out_dir is not None:
-        kinds = {p.name: p.lstat().st_mode for p in out_dir.rglob("*")}
-        assert (out_dir / "result.txt").read_text() == "ok"
-        assert all(stat.S_ISREG(m) or stat.S_ISDIR(m) for m in kinds.values()), kinds
+    outputs = _tree_entries(out_dir) if out_dir is not None else None
+    _check_case(expect, r.to_dict(), limits, out_dir, outputs, info)
+
+
+@pytest.mark.parametrize("case", [pytest.param(p, id=p.stem) for p in UNSANDBOXED_TOO])
+def test_hostile_cleanup_without_a_sandbox(case: Path, host, tmp_path, monkeypatch):
+    """The explicit opt-out keeps its private run dir on the host disk: whatever the program leaves there (deep,
+    locked, oddly named, special or sparse files, flags) is removed, and output_dir stays within its budgets."""
+    with monkeypatch.context() as m:
+        m.setenv("SCIPROBE_BWRAP", str(tmp_path / "no-such-bwrap"))
+        expect, r, limits, out_dir, info = _run_case(case, host, tmp_path, monkeypatch, allow_unsandboxed=True)
+    assert not r.sandboxed and not any("left for a later cleanup" in w for w in r.warnings), info
+    outputs = _tree_entries(out_dir) if out_dir is not None else None
+    _check_case(expect, r.to_dict(), limits, out_dir, outputs, info)
+    # the host fixture then checks that the run dir is gone
 
 
 @pytest.mark.slow
@@ -267,8 +336,7 @@ def test_stdout_stderr_and_upstream_output_string(host):
     assert r.stdout == "[Final Output]\n3.14159\n"
     assert r.stderr == "warn\n"
     assert r.output == "warn\n\n[Final Output]\n3.14159"
-    assert not r.timed_out and r.limit_hit is None and r.killed_by_signal is None
-    assert r.wall_s < 5
+    assert not r.timed_out and r.limit_hit is None and r.killed_by_signal is None and not r.warnings
 
 
 def test_exit_codes(host):
@@ -398,48 +466,185 @@ def test_interpreter_with_a_too_wide_prefix_is_refused(host, tmp_path):
         run_python("print(1)", python=fake)
 
 
-def test_run_many_is_parallel_and_in_order(host):
+class _Barrier:
+    """A unix socket on the host, bound read-only into each sandbox: every program connects and blocks until
+    ``parties`` have connected, then all are released. Programs that did not run at the same time never get
+    through (they end at their wall limit)."""
+
+    PROGRAM = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect('barrier.sock')\n"
+               "s.sendall(b'1')\nprint(s.recv(2).decode(), sys.argv[1])\n")
+
+    def __init__(self, path: Path, parties: int) -> None:
+        self.path, self.parties, self.arrived = path, parties, 0
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        os.chmod(path, 0o777)  # root mode: the program runs under a fresh uid
+        self.sock.listen(parties)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conns = []
+        while len(conns) < self.parties:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed: nobody else is coming
+                return
+            conn.recv(1)
+            conns.append(conn)
+            self.arrived = len(conns)
+        for conn in conns:
+            conn.sendall(b"go")
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_run_many_runs_in_parallel(host, tmp_path):
+    """4 programs that each block until all 4 have started all finish: run_many ran them at the same time."""
     _require_sandbox()
-    delays = [0.6, 0.1, 0.4, 0.0, 0.3, 0.2]
-    specs = [RunSpec(f"import time\ntime.sleep({d})\nprint({i})\n", env={MARKER_ENV: host["marker"]})
-             for i, d in enumerate(delays)]
-    t0 = time.monotonic()
+    barrier = _Barrier(tmp_path / "barrier.sock", 4)
+    try:
+        specs = [RunSpec(_Barrier.PROGRAM, args=[str(i)], inputs={"barrier.sock": barrier.path},
+                         limits=SandboxLimits(wall_s=120), env={MARKER_ENV: host["marker"]}) for i in range(4)]
+        results = run_many(specs, workers=4)
+    finally:
+        barrier.close()
+    assert [r.stdout for r in results] == [f"go {i}\n" for i in range(4)], results
+    assert all(r.sandboxed and r.ok for r in results) and barrier.arrived == 4
+
+
+def test_run_many_keeps_input_order(host):
+    _require_sandbox()
+    specs = [RunSpec(f"print({i})\n", env={MARKER_ENV: host["marker"]}) for i in range(6)]
     results = run_many(specs, workers=3)
-    elapsed = time.monotonic() - t0
-    assert [r.stdout.strip() for r in results] == [str(i) for i in range(len(delays))]
+    assert [r.stdout.strip() for r in results] == [str(i) for i in range(6)]
     assert all(r.sandboxed and r.exit_code == 0 for r in results)
-    assert elapsed < sum(delays) + 0.5 * len(delays) / 3 + 1.0
-    t0 = time.monotonic()
-    slow = run_many([RunSpec("import time\ntime.sleep(1.0)\n", env={MARKER_ENV: host["marker"]})] * 4, workers=4)
-    assert all(r.exit_code == 0 for r in slow)
-    assert time.monotonic() - t0 < 3.0  # 4 x 1 s in parallel, not in series
     plain = run_many(["print('a')", "print('b')"])
     assert [r.stdout for r in plain] == ["a\n", "b\n"]
 
 
-def test_caller_killed_mid_run_leaves_nothing(host):
-    """SIGKILL the process that called run_python: the sandbox dies with it (--die-with-parent) and the next run
-    removes the orphaned run dir."""
-    _require_sandbox()
+def _wait_until(condition, seconds: float = 60.0) -> bool:
+    """Poll ``condition`` with a generous deadline (for processes to appear or vanish; never a timing claim)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _kill_caller_mid_run(host: dict, program: str, extra_env: dict[str, str] | None = None) -> None:
+    """Start run_python in a child process, wait until the program runs, SIGKILL the child."""
     script = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
               "from sciprobe.runners.sandbox import run_python\n"
               "print('started', flush=True)\n"
-              "run_python('import os, time\\nos.fork()\\nprint(1, flush=True)\\ntime.sleep(600)', "
-              f"env={{{MARKER_ENV!r}: {host['marker']!r}}})\n")
-    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+              f"run_python({program!r}, allow_unsandboxed=True, env={{{MARKER_ENV!r}: {host['marker']!r}}})\n")
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, **(extra_env or {})})
     assert caller.stdout is not None and caller.stdout.readline().strip() == "started"
-    deadline = time.monotonic() + 10
-    while len(_procs_with(host["marker"])) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(_procs_with(host["marker"])) >= 2, "the sandboxed program did not start"
+    assert _wait_until(lambda: len(_procs_with(host["marker"])) >= 2), "the program did not start"
     caller.kill()
     caller.wait()
-    deadline = time.monotonic() + 5
-    while _procs_with(host["marker"]) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _procs_with(host["marker"]) == []
-    assert len(list(host["tmp_root"].iterdir())) == 1  # the orphaned run dir, until the next run
-    assert run_python("print('next')").stdout == "next\n"
+
+
+def test_caller_killed_mid_run_leaves_nothing(host):
+    """SIGKILL the process that called run_python: the sandbox dies with it (--die-with-parent), and with it the
+    tmpfs holding the work dir: nothing is left on the host, not even for a later cleanup."""
+    _require_sandbox()
+    _kill_caller_mid_run(host, "import os, time\nos.fork()\nopen('data.bin', 'wb').write(b'x' * 4096)\n"
+                               "print(1, flush=True)\ntime.sleep(600)")
+    assert _wait_until(lambda: not _procs_with(host["marker"]))
+    assert list(host["tmp_root"].iterdir()) == []
+
+
+def test_stale_unsandboxed_run_dir_is_reclaimed_without_its_owner_file(host, tmp_path):
+    """Without a sandbox the run dir is on the host disk. A caller killed mid-run leaves it behind; the next run
+    reclaims it although the program deleted everything it could reach (ownership is in the dir's name), made a
+    3,000-deep tree and locked it."""
+    program = ("import os, shutil, time\n"
+               "for name in os.listdir('..'):\n"
+               "    if name != 'work':\n"
+               "        os.unlink(os.path.join('..', name))\n"
+               "top = os.open('.', os.O_RDONLY)\n"
+               "for _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n"
+               "os.fchdir(top)\nos.chmod('d', 0)\nos.chmod('.', 0o500)\n"
+               "if os.fork() == 0:\n    time.sleep(600)\nprint(1, flush=True)\ntime.sleep(600)")
+    _kill_caller_mid_run(host, program, {"SCIPROBE_BWRAP": str(tmp_path / "no-such-bwrap")})
+    for pid in _procs_with(host["marker"]):  # no sandbox: the orphans outlive their caller; end them by pid
+        os.kill(pid, 9)
+    assert _wait_until(lambda: not _procs_with(host["marker"]))
+    left = list(host["tmp_root"].iterdir())
+    assert len(left) == 1 and not (left[0] / "owner").exists()
+    from sciprobe.runners import sandbox_host
+
+    sandbox_host.clean_stale_runs(str(host["tmp_root"]))
+    assert list(host["tmp_root"].iterdir()) == []
+
+
+def test_live_owners_run_dirs_are_kept(tmp_path, monkeypatch):
+    from sciprobe.runners import sandbox_host
+
+    monkeypatch.setenv("SCIPROBE_SANDBOX_TMPDIR", str(tmp_path))
+    mine = Path(sandbox_host.new_run_root())
+    other_ns = tmp_path / "sciprobe-sbx-1-123-999-abcdefgh"  # another pid namespace: not ours to judge
+    other_ns.mkdir()
+    foreign = tmp_path / "unrelated-dir"
+    foreign.mkdir()
+    sandbox_host.clean_stale_runs(str(tmp_path))
+    assert mine.is_dir() and other_ns.is_dir() and foreign.is_dir()
+    assert sandbox_host.remove_run_root(str(mine)) is None and not mine.exists()
+
+
+def test_a_failed_cleanup_loses_no_result(host, tmp_path, monkeypatch):
+    """Cleanup that fails for one run of a batch becomes a warning on that run; every result comes back, and the
+    run dir is removed by the next run."""
+    from sciprobe.runners import sandbox_host
+
+    monkeypatch.setenv("SCIPROBE_BWRAP", str(tmp_path / "no-such-bwrap"))
+    real = sandbox_host.remove_tree
+    failed: list[str] = []
+    stuck = threading.Event()
+    stuck.set()
+
+    def flaky(path: str, **kw):
+        if not failed and os.path.isdir(os.path.join(path, "work")):
+            failed.append(path)
+        if failed and path == failed[0] and stuck.is_set():
+            return f"could not remove {path}: simulated"
+        return real(path, **kw)
+
+    monkeypatch.setattr(sandbox_host, "remove_tree", flaky)
+    env = {MARKER_ENV: host["marker"]}
+    results = run_many([RunSpec(f"print({i})", env=env) for i in range(4)], workers=2, allow_unsandboxed=True)
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(4)]
+    warned = [r for r in results if r.warnings]
+    assert len(warned) == 1 and "left for a later cleanup" in warned[0].warnings[0]
+    assert [p.name for p in host["tmp_root"].iterdir()] == [os.path.basename(failed[0])]
+    stuck.clear()  # whatever blocked the removal is gone: the next run retries it
+    run_python("print('next')", allow_unsandboxed=True, env=env)
+    assert list(host["tmp_root"].iterdir()) == []
+
+
+def test_program_never_starts_unless_the_host_says_go(host, tmp_path):
+    """The sandbox waits for the host before it starts the program; when the host goes away instead (its stdin
+    ends), the program never runs: the barrier it would connect to sees nobody."""
+    _require_sandbox()
+    from sciprobe.runners import sandbox_supervise as sv
+
+    barrier = _Barrier(tmp_path / "barrier.sock", 1)
+    try:
+        proc, _, status_r = sv.spawn(
+            bwrap_path(), [sys.executable, "main.py", "0"], program=("main.py", _Barrier.PROGRAM.encode()),
+            ro_binds=interpreter_prefixes(sys.executable), input_binds={"barrier.sock": str(barrier.path)},
+            env={MARKER_ENV: host["marker"]}, limits=SandboxLimits(), host_uid=None)
+        _, err = proc.communicate(timeout=120)  # closes stdin at once: the host "went away"
+        os.close(status_r)
+    finally:
+        barrier.close()
+    assert proc.returncode == 125, err
+    assert barrier.arrived == 0
 
 
 def test_default_limits_follow_upstream():
@@ -464,8 +669,8 @@ def test_refuses_without_bwrap_unless_opted_out(tmp_path, monkeypatch):
     r = run_python("import os\nprint('ran', os.environ.get('SCIPROBE_TEST_SECRET_X'))", allow_unsandboxed=True,
                    env={"A": "1"})
     assert r.exit_code == 0 and r.stdout == "ran None\n" and r.sandboxed is False
-    r = run_python("import time\ntime.sleep(30)", allow_unsandboxed=True, limits=SandboxLimits(wall_s=1))
-    assert r.timed_out and r.wall_s < 5
+    r = run_python("import time\ntime.sleep(300)", allow_unsandboxed=True, limits=SandboxLimits(wall_s=1))
+    assert r.timed_out and r.limit_hit == "wall" and r.exit_code == -9
     assert [p.name for p in tmp_path.iterdir()] == ["no-such-bwrap"] or list(tmp_path.iterdir()) == []
 
 
@@ -501,7 +706,7 @@ def test_limits_are_validated():
 
 def test_seccomp_filter_shape():
     prog = bw.seccomp_filter("x86_64")
-    assert prog is not None and len(prog) % 8 == 0 and len(prog) // 8 < 40
+    assert prog is not None and len(prog) % 8 == 0 and len(prog) // 8 < 64
     assert bw.seccomp_filter("riscv64") is None
 
 
@@ -561,10 +766,95 @@ print(json.dumps(out))
     assert hello["exit_code"] == 0 and hello["sandboxed"], hello
     assert hello["stdout"].splitlines()[0] == str(bw.SANDBOX_UID)
     assert "net " in hello["stdout"] and "'root'" not in hello["stdout"]
-    assert out["bomb"]["timed_out"] and out["bomb"]["wall_s"] < 10
-    assert out["cpu"]["limit_hit"] == "cpu" and out["cpu"]["wall_s"] < 40  # CPU seconds; load stretches wall
+    assert out["bomb"]["timed_out"] and out["bomb"]["limit_hit"] == "wall"
+    assert out["cpu"]["limit_hit"] == "cpu" and not out["cpu"]["timed_out"]
     assert out["chmod"]["exit_code"] == 0
     assert list(work.iterdir()) == []
+
+
+_UNPRIVILEGED_RUNNER = """
+import json, os, sys
+sys.path.insert(0, {repo!r})
+from sciprobe.runners.sandbox import SandboxLimits, run_python
+from sciprobe.runners.sandbox_tree import list_tree
+
+for line in sys.stdin:
+    job = json.loads(line)
+    os.environ["SCIPROBE_SANDBOX_TMPDIR"] = job["tmp_root"]
+    if job["unsandboxed"]:
+        os.environ["SCIPROBE_BWRAP"] = "/nonexistent/bwrap"
+    else:
+        os.environ.pop("SCIPROBE_BWRAP", None)
+    r = run_python(job["code"], limits=SandboxLimits(**job["limits"]), env=job["env"], allow_unsandboxed=True,
+                   output_dir=job["out_dir"])
+    listed = list_tree(job["out_dir"]) if job["out_dir"] else None
+    out = {{rel: [st.st_mode, st.st_blocks] for rel, st in listed.items()}} if listed is not None else None
+    print(json.dumps({{"id": job["id"], "result": r.to_dict(), "outputs": out}}), flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become an unprivileged user")
+def test_hostile_suite_unprivileged(tmp_path):
+    """The whole hostile suite run by a normal user (uid 65534): user-namespace mode, where the host side has no
+    privilege over what the program locks, plus the unsandboxed cleanup cases as that user."""
+    _require_sandbox()
+    py = "/usr/bin/python3"
+    if not os.access(py, os.X_OK):
+        pytest.skip("no system python3 to run as an unprivileged user")
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="sciprobe-sbx-unpriv-"))
+    os.chmod(work, 0o777)
+    server = _Server()
+    marker = f"sbxmark{uuid.uuid4().hex[:12]}"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("sk-host-secret-unprivileged")
+    jobs, expected = [], {}
+    try:
+        for case in HOSTILE:
+            expect, must, code = _load_case(case)
+            for unsandboxed in (False, True) if expect.get("unsandboxed_too") else (False,):
+                job_id = f"{case.stem}{'-unsandboxed' if unsandboxed else ''}"
+                tmp_root = work / job_id
+                tmp_root.mkdir()
+                os.chmod(tmp_root, 0o777)
+                values = {"__PORT__": str(server.port), "__SECRET_FILE__": str(secret), "__MARKER__": marker,
+                          "__REPO__": str(REPO), "__TMP_ROOT__": str(tmp_root)}
+                filled = json.loads(_fill(json.dumps(expect), values))
+                out_dir = str(tmp_root / "outputs") if expect.get("output_dir") else None
+                jobs.append({"id": job_id, "code": _fill(code, values), "limits": filled["limits"],
+                             "env": {MARKER_ENV: marker}, "tmp_root": str(tmp_root), "out_dir": out_dir,
+                             "unsandboxed": unsandboxed})
+                expected[job_id] = (filled, must, tmp_root, out_dir)
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", py, "-c",
+                               _UNPRIVILEGED_RUNNER.format(repo=str(REPO))],
+                              input="".join(json.dumps(j) + "\n" for j in jobs), capture_output=True, text=True,
+                              timeout=3600, cwd="/", env={"PATH": "/usr/bin:/bin"}, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        done = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [d["id"] for d in done] == [j["id"] for j in jobs]
+        assert server.connections == 0
+        assert _wait_until(lambda: not _procs_with(marker)), "a process of the suite survived"
+        failures = []
+        for d in done:
+            filled, must, tmp_root, out_dir = expected[d["id"]]
+            r = d["result"]
+            info = f"{d['id']} ({must}): {json.dumps(r)[:2000]}"
+            try:
+                assert r["sandboxed"] is not d["id"].endswith("-unsandboxed"), info
+                _check_case(filled, r, SandboxLimits(**filled["limits"]), Path(out_dir) if out_dir else None,
+                            d["outputs"], info)
+                assert sorted(p.name for p in tmp_root.iterdir()) == (["outputs"] if out_dir else []), info
+            except AssertionError as exc:
+                failures.append(str(exc).splitlines()[0])
+        assert not failures, "\n".join(failures)
+    finally:
+        server.close()
+        for pid in _procs_with(marker):
+            os.kill(pid, 9)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 # --- the pinned interpreter ---------------------------------------------------------------------------------------
