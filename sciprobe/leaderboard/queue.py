@@ -34,7 +34,6 @@ from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import (
     FAILED,
-    FINISHED,
     PENDING,
     ResultRecord,
     SubmissionRequest,
