@@ -3,7 +3,6 @@ replies, exceptions, position swapping, retries; and the real offline MiniLM emb
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -175,6 +174,6 @@ def test_real_minilm_objective_terms() -> None:
     for key in idea.DIMENSIONS:
         assert 0.0 <= terms[key] <= 10.0
     assert terms["repetition_penalty"] > 5  # three identical sentences
-    # official: upstream does not round the terms per item (SGI-Bench@8268d43); the paper mode rounds
+    # both modes find the same keywords; official terms are left unrounded, as upstream (SGI-Bench@8268d43)
     paper = idea.objective_terms(generated, idea.reference_idea(row), embedder=embedder, mode="paper")
-    assert re.fullmatch(r"\d+\.\d{1,2}", str(paper["effectiveness"]))
+    assert terms["effectiveness"] == pytest.approx(paper["effectiveness"]) and terms["effectiveness"] > 0
