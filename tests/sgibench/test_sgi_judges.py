@@ -174,6 +174,5 @@ def test_real_minilm_objective_terms() -> None:
     for key in idea.DIMENSIONS:
         assert 0.0 <= terms[key] <= 10.0
     assert terms["repetition_penalty"] > 5  # three identical sentences
-    # both modes find the same keywords; official terms are left unrounded, as upstream (SGI-Bench@8268d43)
-    paper = idea.objective_terms(generated, idea.reference_idea(row), embedder=embedder, mode="paper")
-    assert terms["effectiveness"] == pytest.approx(paper["effectiveness"]) and terms["effectiveness"] > 0
+    # official terms are left unrounded, as upstream (SGI-Bench@8268d43 rounds only the final means)
+    assert terms["effectiveness"] > 0 and terms["effectiveness"] != round(terms["effectiveness"], 2)
