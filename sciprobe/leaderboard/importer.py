@@ -11,7 +11,7 @@ from pathlib import Path
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
-from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.store import LeaderboardStore
 
 
@@ -74,7 +74,8 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
             cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
             judge_ids=list(block.get("judge_ids") or []),
-            model_family=_family(model_id), model_cutoff=knowledge_cutoff(model_id, None))
+            model_family=_family(model_id), model_cutoff=knowledge_cutoff(model_id, None),
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         ids.append(store.add_result(record))
     return ids
 

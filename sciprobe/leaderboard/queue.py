@@ -33,6 +33,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import (
+    DEFAULT_PROMPT_SET,
     FAILED,
     FINISHED,
     PENDING,
@@ -225,7 +226,7 @@ def process_request(store: LeaderboardStore, request: SubmissionRequest, *, data
                 judge_ids=list(written["sciprobe"]["judge_ids"]), model_family=request.model_family,
                 model_revision=request.model_revision,
                 model_cutoff=knowledge_cutoff(request.model_name, request.model_cutoff),
-                min_item_date=target.min_item_date)
+                min_item_date=target.min_item_date, prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
             result_id = store.add_result(result, details)
         return store.set_status(request.request_id, FINISHED, result_id=result_id)
     except _Paused as paused:

@@ -66,16 +66,24 @@ class SubmissionRequest:
         return _from_dict(cls, data)
 
 
-def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
-            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None) -> str:
-    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums)
-    or recorded dataset revision (hub commit) is a different row, never merged.
+#: the prompt set of results that record none (every result before prompt sets existed)
+DEFAULT_PROMPT_SET = "sciprobe"
 
-    The revision joins the key only when one is recorded, so rows stored before revisions were recorded keep
-    their ids (and their results keep replacing each other as before)."""
+
+def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
+            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None,
+            prompt_set: str = DEFAULT_PROMPT_SET) -> str:
+    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums),
+    recorded dataset revision (hub commit) or prompt set (sciprobe's / upstream's templates) is a different row,
+    never merged.
+
+    The revision and a non-default prompt set join the key only when recorded, so rows stored before they were
+    recorded keep their ids (and their results keep replacing each other as before)."""
     identity = [model_name, benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)]
     if dataset_revision:
         identity.append(str(dataset_revision))
+    if prompt_set and prompt_set != DEFAULT_PROMPT_SET:
+        identity.append({"prompt_set": prompt_set})
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
@@ -122,11 +130,12 @@ class ResultRecord:
     model_cutoff: str | None = None          # the model's knowledge cutoff (claim or registry)
     min_item_date: str | None = None         # the oldest scored item's date (contamination check)
     created_time: str = field(default_factory=lambda: iso(utc_now()))
+    prompt_set: str = DEFAULT_PROMPT_SET     # the prompts the model got: "sciprobe" or "upstream"
 
     @property
     def row_id(self) -> str:
         return row_key(self.model_name, self.benchmark, self.benchmark_version, self.dataset_fingerprint,
-                       self.cutoff, self.judge_ids, self.dataset_revision)
+                       self.cutoff, self.judge_ids, self.dataset_revision, self.prompt_set)
 
     @property
     def revision(self) -> str:
