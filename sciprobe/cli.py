@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
                            description="JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
                                        "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
-                                       "\"scores\": [...]} (`sciprobe tasks` says which).")
+                                       "\"scores\": [...]}; tournaments also {\"id\", \"comparisons\": [{\"paper_1\", "
+                                       "\"paper_2\", \"response\"}, ...]}, replayed (`sciprobe tasks` says which).")
     score.add_argument("task", metavar="BENCH:TASK")
     score.add_argument("--predictions", required=True, help="JSONL predictions file")
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")

@@ -247,7 +247,8 @@ CARD_SECTIONS = {
         "S2 influential flags and author clusters use present-day data.",
     ]),
     "Contribution generation and LACER": "\n".join([
-        "- Prompt: sciprobe's own wording of the task (upstream E.2 is not reproduced, no few-shot examples); "
+        "- Prompt: sciprobe's own wording of the task by default (no few-shot examples; `--prompts upstream` sends "
+        "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
         "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "

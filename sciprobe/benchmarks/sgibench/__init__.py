@@ -286,12 +286,15 @@ CARD_SECTIONS = {
         "score value and score note; per-task option `images`: auto/send/drop); missing images are skipped and "
         "counted.",
         "- **Judged metrics in `sciprobe evaluate`**: with `--judge` (a panel: `'A;B'`), deep research also reports "
-        "the step-level accuracy (and runs the answer re-formatting parser, EM's second candidate as upstream) and "
+        "the step-level accuracy and `llm_judge` (the answer-level judge of SGI-Bench@5d562f6: 1 whenever exact "
+        "match is 1, else the judge's semantic-equivalence verdict; failures score 0 and are counted), and runs the "
+        "answer re-formatting parser (EM's second candidate as upstream); "
         "experimental reasoning the reasoning validity (the judge gets the images), with their own coverage; "
-        "without a judge the score notes say they were not computed. Neither is part of the SGI-Score "
+        "without a judge the score notes say they were not computed. None of them is part of the SGI-Score "
         "(`sciprobe sgibench score-overall`).",
-        "- **Prompts** are sciprobe's own wording; only the formats the official parsers read are kept "
-        "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys).",
+        "- **Prompts** are sciprobe's own wording by default; only the formats the official parsers read are kept "
+        "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys). `--prompts upstream` uses "
+        "upstream's templates at the pinned commit instead (see Upstream); results record the prompt set.",
         "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "
         f"(SGI-Bench@{UPSTREAM_COMMIT[:7]}, quirks included) and `mode=paper`; see the metric card for every "
         "difference and for the failure accounting.",
