@@ -88,7 +88,8 @@ def python_constants(text: str, where: str = "<upstream file>") -> dict[str, Any
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise SciprobeError(f"{where} is not Python this interpreter can read ({exc.msg}, line {exc.lineno})") from None
+        raise SciprobeError(f"{where} is not Python this interpreter can read ({exc.msg}, line {exc.lineno})") \
+            from None
     out: dict[str, Any] = {}
     for node in tree.body:
         if not isinstance(node, ast.Assign):

@@ -51,7 +51,8 @@ def runs(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("idr-prompts")
     sent = {}
     tasks = ["idrbench:ipi", "idrbench:ipi_5shot", "idrbench:i3_set1", "idrbench:i3_set2_3shot", "idrbench:i2r"]
-    for name, extra in (("sciprobe", []), ("upstream", ["--prompts", "upstream", "--upstream-dir", str(UPSTREAM_DIR)])):
+    upstream = ["--prompts", "upstream", "--upstream-dir", str(UPSTREAM_DIR)]
+    for name, extra in (("sciprobe", []), ("upstream", upstream)):
         with StubServer(reply=reply) as stub:
             model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
             assert main(["evaluate", *tasks, "--model", model, "--output-dir", str(out / name), *extra]) == 0

@@ -105,7 +105,8 @@ def test_answer_verdicts_read_as_upstream_reads_them() -> None:
     assert parse_answer_verdict('{"judge": "yes"}') is None and parse_answer_verdict("no object") is None
     assert parse_answer_verdict(None) is None
     assert parse_answer_verdict('{"judge": 2}', "paper") is None
-    assert parse_answer_verdict('{"judge": true}', "paper") == 1 and parse_answer_verdict('{"judge": "0"}', "paper") == 0
+    assert parse_answer_verdict('{"judge": true}', "paper") == 1
+    assert parse_answer_verdict('{"judge": "0"}', "paper") == 0
 
 
 def test_llm_judge_is_one_whenever_exact_match_is_one() -> None:
@@ -142,7 +143,8 @@ def test_deep_research_runner_asks_the_answer_judge_only_where_exact_match_fails
     assert flat["llm_judge"] == pytest.approx(200 / 3) and flat["answer_judge_n_failed"] == 0
     assert flat["llm_judge:paper"] == pytest.approx(200 / 3)
     task = _results(tmp_path)["sciprobe"]["tasks"]["sgibench:deep_research|0"]
-    assert any(n.startswith("llm_judge (answer-level judge, SGI-Bench@5d562f6") for n in task["scores"]["official"]["notes"])
+    notes = task["scores"]["official"]["notes"]
+    assert any(n.startswith("llm_judge (answer-level judge, SGI-Bench@5d562f6") for n in notes)
     details = pq.read_table(tmp_path / task["details"]).to_pylist()
     assert json.loads(details[0]["answer_judge_replies"]) == {"openai/judge": None}
     from sciprobe.leaderboard.tables import task_columns

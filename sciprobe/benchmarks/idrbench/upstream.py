@@ -39,7 +39,8 @@ def _side(papers: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _systems(texts: Any) -> dict[bool, str]:
-    return {True: texts.constant(PROMPTS_PATH, "sys_prompt_critical"), False: texts.constant(PROMPTS_PATH, "sys_prompt")}
+    return {True: texts.constant(PROMPTS_PATH, "sys_prompt_critical"),
+            False: texts.constant(PROMPTS_PATH, "sys_prompt")}
 
 
 def _classification(texts: Any, name: str, values: Callable[[Mapping[str, Any]], tuple[str, ...]]) -> dict:

@@ -179,7 +179,8 @@ def read_logs(path: Path, rows_of: Callable[[str], Sequence[Mapping[str, Any]]])
     for task, entries in groups.items():
         models = sorted({info["model"] for _, info in entries})
         if len(models) > 1:
-            raise SciprobeError(f"several models' {task} files ({', '.join(models)}): point --logs at one model's files")
+            raise SciprobeError(f"several models' {task} files ({', '.join(models)}): point --logs at one "
+                                "model's files")
         criticals = {"critical" in info["flags"] for _, info in entries}
         if task != "i2r" and len(entries) > 1:
             raise SciprobeError(f"{task} is in several files ({', '.join(f.name for f, _ in entries)}); point --logs "

@@ -3,10 +3,11 @@
 
 Upstream's GPT/Claude generation baselines (``task_followup_prediction/generate/baseline_gpt_parallel.py``) send
 the file ``templates/prediction_system.prompt`` as the system message, read as is, and a user message that lists
-the key references as ``Background Paper {i}:\\nTitle: ...\\nAbstract: ...\\n\\n`` (``dataset.format_background_papers``,
-trailing blank line kept). The file is fetched at run time (:mod:`sciprobe.upstream`), never stored here. The
-other tasks have no model-facing template upstream (their baselines are not prompts). The LACER judge template
-is pinned here too (:mod:`sciprobe.benchmarks.prescience.lacer` fetches it).
+the key references as ``Background Paper {i}:\\nTitle: ...\\nAbstract: ...\\n\\n``
+(``dataset.format_background_papers``, trailing blank line kept). The file is fetched at run time
+(:mod:`sciprobe.upstream`), never stored here. The other tasks have no model-facing template upstream (their
+baselines are not prompts). The LACER judge template is pinned here too (:mod:`sciprobe.benchmarks.prescience.lacer`
+fetches it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def contribution_prompts(texts: Any) -> dict[str, Callable[..., list[dict[str, s
     system = texts.text(CONTRIBUTION_SYSTEM_PATH)
 
     def build(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
-        return [{"role": "system", "content": system}, {"role": "user", "content": background_papers(row["references"])}]
+        return [{"role": "system", "content": system},
+                {"role": "user", "content": background_papers(row["references"])}]
 
     return {"build_messages": build}
