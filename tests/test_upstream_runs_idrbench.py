@@ -46,7 +46,15 @@ def _side(papers: list[dict]) -> str:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict:
+def module_home(tmp_path_factory):
+    """The session's private SCIPROBE_HOME for module-scoped fixtures (the autouse one is per test)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SCIPROBE_HOME", str(tmp_path_factory.getbasetemp() / "sciprobe-home"))
+        yield
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, module_home) -> dict:
     """The same stub model with each prompt set, and what it was sent."""
     out = tmp_path_factory.mktemp("idr-prompts")
     sent = {}
@@ -159,7 +167,7 @@ def test_a_malformed_comparisons_line_is_one_line_error(tmp_path: Path, capsys) 
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory) -> dict:
+def imported(tmp_path_factory, module_home) -> dict:
     out = tmp_path_factory.mktemp("idr-import")
     assert main(["import-upstream", "idrbench", "--logs", str(LOGS), "--output-dir", str(out)]) == 0
     return {"out": out, "results": _results(out)}
@@ -218,7 +226,9 @@ def test_imported_results_export_and_reach_the_leaderboard(imported: dict, tmp_p
     from sciprobe.leaderboard.store import SQLiteStore
 
     path = max((imported["out"] / "results").rglob("results_*.json"))
-    assert "idrbench:i2r" in export_results(path) or "i2r" in export_results(path)
+    card = export_results(path)
+    assert "IDRBench i2r (upstream prompts)" in card and "IDRBench ipi (upstream prompts)" in card
+    assert "upstream prompts" in export_results(path, fmt="eval-results", dataset_ids=["idrbench=org/idrbench"])
     store = SQLiteStore(tmp_path / "store")
     assert import_results_dir(store, imported["out"]) == 4
     assert {r.prompt_set for r in store.list_results("idrbench")} == {"upstream"}

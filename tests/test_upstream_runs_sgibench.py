@@ -161,7 +161,7 @@ def _log(task: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def imported(sgi_data: Path, tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("sgi-import")
+    out = tmp_path_factory.mktemp("sgi-import")  # --data given: nothing is built under SCIPROBE_HOME
     assert main(["import-upstream", "sgibench", "--logs", str(LOGS), "--data", str(sgi_data),
                  "--output-dir", str(out)]) == 0
     return _results(out)
