@@ -257,3 +257,19 @@ def test_import_refuses_two_models_and_empty_folders(tmp_path: Path, capsys) -> 
     assert "no upstream output file of idrbench" in capsys.readouterr().err
     assert main(["import-upstream", "scitaste", "--logs", str(empty), "--output-dir", str(tmp_path / "o")]) == 2
     assert "no public upstream code" in capsys.readouterr().err
+
+
+def test_score_records_the_prompt_set_the_predictions_were_made_with(tmp_path: Path, capsys) -> None:
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text("".join(json.dumps({"id": r["id"], "prediction": "yes"}) + "\n" for r in _rows("ipi")))
+    assert main(["score", "idrbench:ipi", "--predictions", str(predictions), "--prompts", "upstream",
+                 "--output-dir", str(tmp_path / "a")]) == 0
+    prov = _results(tmp_path / "a")["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]
+    assert prov["prompt_set"] == "upstream" and prov["upstream_prompts"]["commit"] == IDR.upstream.commit
+    assert main(["score", "idrbench:ipi", "--predictions", str(predictions), "--output-dir", str(tmp_path / "b")]) == 0
+    assert _results(tmp_path / "b")["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]["prompt_set"] == "sciprobe"
+    scitaste = tmp_path / "s.jsonl"
+    scitaste.write_text(json.dumps({"id": "x", "response": "50"}) + "\n")
+    assert main(["score", "scitaste:pure_qa", "--predictions", str(scitaste), "--prompts", "upstream",
+                 "--output-dir", str(tmp_path / "c")]) == 2
+    assert "no upstream prompt set" in capsys.readouterr().err
