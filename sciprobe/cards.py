@@ -14,6 +14,27 @@ def _table(rows: dict[str, dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def upstream_section(benchmark: Benchmark) -> str:
+    """The pinned upstream code as the dataset and metric cards state it (from the declaration)."""
+    upstream = benchmark.upstream
+    if upstream is None:
+        return ("No public upstream code: official mode follows the paper's definitions (see the metric card); "
+                "there is no upstream prompt set and no upstream output format to import.")
+    lines = [f"- Pinned upstream code: [`{upstream.label}`]({upstream.url}) (commit `{upstream.commit}`); "
+             "`mode=\"official\"` reproduces it, quirks included."]
+    if upstream.prompt_files:
+        lines.append("- `--prompts upstream` builds the model's prompts from the templates in "
+                     + ", ".join(f"`{path}`" for path in upstream.prompt_files)
+                     + " at that commit (fetched at run time, sha256-checked, cached; never redistributed here); "
+                       "results record their prompt set and the leaderboard never ranks the two sets together.")
+    if benchmark.upstream_logs:
+        lines.append(f"- `sciprobe import-upstream {benchmark.name} --logs PATH` scores the per-item outputs the "
+                     "upstream code writes, in every mode.")
+    if upstream.note:
+        lines.append(f"- Also from upstream: {upstream.note}.")
+    return "\n".join(lines)
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
@@ -33,6 +54,7 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]
+    parts += ["## Upstream", upstream_section(benchmark)]
     for title, text in benchmark.card_sections.items():
         parts += [f"## {title}", text]
     parts += ["## Citation", f"```bibtex\n{benchmark.citation.strip()}\n```"]

@@ -22,6 +22,8 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
   sciprobe score BENCH:TASK --predictions preds.jsonl --data build/BENCH
+  sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
+  sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
 """
 
 #: Exit status of a run that a cap stopped (its partial results are written).
@@ -34,6 +36,18 @@ def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
     group.add_argument("--model-cutoff", metavar="MODEL" + ("|auto" if auto else ""),
                        help="use a model's knowledge cutoff from the registry (`sciprobe cutoffs` lists it)"
                             + ("; auto = the evaluated model" if auto else ""))
+
+
+def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
+    from sciprobe.upstream import PROMPT_SETS
+
+    parser.add_argument("--prompts", choices=PROMPT_SETS, default="sciprobe",
+                        help=f"{what}: sciprobe's own wording (default) or upstream's templates at the pinned commit, "
+                             "fetched at run time, sha256-checked and cached under $SCIPROBE_HOME/upstream; recorded "
+                             "with every result, never ranked with the other set")
+    parser.add_argument("--upstream-dir", metavar="DIR",
+                        help="with --prompts upstream: a local copy of the upstream files at their repository paths "
+                             "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--allow-unsandboxed", action="store_true",
                           help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
+    _add_prompts(evaluate, "the prompts the model gets")
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
     economics.add_argument("--dry-run", action="store_true",
@@ -93,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
                            description="JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
                                        "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
-                                       "\"scores\": [...]} (`sciprobe tasks` says which).")
+                                       "\"scores\": [...]}; tournaments also {\"id\", \"comparisons\": [{\"paper_1\", "
+                                       "\"paper_2\", \"response\"}, ...]}, replayed (`sciprobe tasks` says which).")
     score.add_argument("task", metavar="BENCH:TASK")
     score.add_argument("--predictions", required=True, help="JSONL predictions file")
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
@@ -104,6 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "runner runs with the predictions as the model's answers")
     score.add_argument("--max-calls", type=int, metavar="N", help="cap on judge requests (as for evaluate)")
     score.add_argument("--max-cost", type=float, metavar="USD", help="cap on judge spend (as for evaluate)")
+    _add_prompts(score, "the prompt set the predictions were made with (recorded; tasks replayed through their "
+                        "runner also build their judge requests from it)")
+
+    imported = sub.add_parser(
+        "import-upstream", help="score the per-item output files an upstream repository wrote",
+        description="Read the per-item outputs a benchmark's pinned upstream code writes (its README lists the "
+                    "formats), score them in every mode and write a normal results file (export and the leaderboard "
+                    "read it). The dataset must hold every item of the logs (build the release the run used).")
+    imported.add_argument("benchmark", help="benchmark name (`sciprobe tasks` lists them)")
+    imported.add_argument("--logs", required=True, metavar="PATH", help="an upstream output file or a folder of them")
+    imported.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
+    imported.add_argument("--model-name", help="model name for the results (default: from the upstream file names)")
+    imported.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: every mode)")
+    imported.add_argument("--output-dir", default="results", help="where results and details go")
 
     demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled samples (offline)")
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
@@ -247,7 +277,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
                                 max_cost=args.max_cost,
-                                meter=sys.stderr.isatty() if args.meter is None else args.meter)
+                                meter=sys.stderr.isatty() if args.meter is None else args.meter,
+                                prompts=args.prompts,
+                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
     if args.dry_run:
         from sciprobe.plan import format_plan, plan_run
 
@@ -285,7 +317,19 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     path, results = score_file(args.task, Path(args.predictions), data=args.data, modes=args.modes,
                                model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
-                               max_calls=args.max_calls, max_cost=args.max_cost)
+                               max_calls=args.max_calls, max_cost=args.max_cost, prompts=args.prompts,
+                               upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
+    print_summary(results)
+    print(f"results: {path}")
+    return _exit_status(path, results)
+
+
+def _cmd_import_upstream(args: argparse.Namespace) -> int:
+    from sciprobe.summary import print_summary
+    from sciprobe.upstream_import import import_logs
+
+    path, results = import_logs(args.benchmark, Path(args.logs), data=args.data, model_name=args.model_name,
+                                modes=args.modes, output_dir=Path(args.output_dir))
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)
@@ -358,6 +402,7 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
+            "import-upstream": _cmd_import_upstream,
             "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "tasks": _cmd_tasks,
             "new-benchmark": _cmd_new_benchmark,
             "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,

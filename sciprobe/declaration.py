@@ -114,6 +114,29 @@ class Runner:
 
 
 @dataclass(frozen=True)
+class Upstream:
+    """A benchmark's pinned upstream code: what ``mode="official"`` reproduces, and where ``--prompts upstream``
+    reads the model-facing templates (``prompt_files``: repository path -> sha256 of the file at ``commit``;
+    fetched at run time, never committed; :mod:`sciprobe.upstream`)."""
+
+    repo: str                                   # GitHub "owner/name"
+    commit: str                                 # the full 40-hex commit
+    prompt_files: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""                              # what else the cards should say (e.g. a later upstream change used)
+
+    @property
+    def label(self) -> str:
+        return f"{self.repo}@{self.commit[:7]}"
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/tree/{self.commit}"
+
+    def raw_url(self, path: str) -> str:
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{path}"
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One dataset config: its features (a callable so ``datasets`` is imported lazily), its splits
     and a one-line description for the card."""
@@ -158,6 +181,10 @@ class TaskSpec:
     record_fields: tuple[str, ...] = ()
     # labels a predictions file may give instead of raw text (``{"id", "prediction": label}``); empty = raw text only
     prediction_labels: tuple[str, ...] = ()
+    # "module:function" building this task's prompts from upstream's own templates (``--prompts upstream``): it
+    # takes a :class:`sciprobe.upstream.UpstreamTexts` and returns {builder name: callable} with the shapes the
+    # task's runner asks for ("build_messages" replaces ``build_messages``); None: upstream has no such template
+    upstream_prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +220,12 @@ class Benchmark:
     lighteval_tasks: str | None = None
     # what `sciprobe demo` runs on the bundled model: {task name: {"modes": [...], "limit": N}} ({} = defaults)
     demo: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the pinned upstream code (official mode reproduces it; shown on the dataset and metric cards); None: no
+    # public upstream code
+    upstream: Upstream | None = None
+    # "module:function" reading the per-item output files the upstream code writes (``sciprobe import-upstream``):
+    # ``function(path, rows_of) -> list[sciprobe.upstream_import.ImportedTask]``; None: nothing to import
+    upstream_logs: str | None = None
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.errors import SciprobeError

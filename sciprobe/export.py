@@ -13,6 +13,10 @@ Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so t
   revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, coverage,
   judges). ``dataset.id`` is required by the Hub, so results computed on local files need ``--dataset-id``.
 
+Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"``: ``--prompts upstream`` runs and
+``sciprobe import-upstream``) are named ``<benchmark> <task> (upstream prompts)`` in the model index and say so in
+the notes, so they never merge with runs on sciprobe's prompts.
+
 Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
 :class:`~sciprobe.errors.SciprobeError` (one line from the CLI).
 """
@@ -178,6 +182,8 @@ def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
         parts.append(f"items after {cutoff}")
     if judges:
         parts.append("judges " + ", ".join(judges))
+    if task.provenance.get("prompt_set") == "upstream":
+        parts.append("upstream prompts")
     return "; ".join(parts)
 
 
@@ -235,6 +241,8 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
     for task in exported_tasks(data):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
+        if task.provenance.get("prompt_set") == "upstream":  # never one entry with runs on sciprobe's prompts
+            name += " (upstream prompts)"
         for metric_type, value, metric_name in _metrics(task):
             results.append(EvalResult(
                 task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,

@@ -38,15 +38,23 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                model_name: str = "submitted", output_dir: Path = Path("results"), judge: str | None = None,
                max_calls: int | None = None, max_cost: float | None = None, ledger: Any = None,
                cache: Any = None, use_cache: bool = True,
-               per_task: Mapping[str, Any] | None = None) -> tuple[Path, list[TaskResult]]:
+               per_task: Mapping[str, Any] | None = None, prompts: str = "sciprobe",
+               upstream_dir: Path | None = None) -> tuple[Path, list[TaskResult]]:
     """Score a predictions file. Tasks whose runner reads records straight from predictions (single-call tasks,
     I2R rankings) are scored from the file alone (``judge`` and the budget are ignored). Any other runner (judges,
     code execution) is run for real on a
     :class:`~sciprobe.replay.ReplayClient` that answers the model's requests from the file; its judges
     (``judge``: one spec or ``;``-separated panel) are real clients sharing ``cache`` (default: the response cache
     of ``sciprobe evaluate``) and ``ledger`` (default: a new one with ``max_calls`` / ``max_cost``). A result whose
-    judge calls were cut by the budget carries ``provenance["incomplete"]``."""
+    judge calls were cut by the budget carries ``provenance["incomplete"]``. ``prompts`` names the prompt set the
+    predictions were made with (recorded; a replayed runner builds its requests from it)."""
+    from sciprobe.upstream import check_prompt_set, no_upstream_prompt_reason
+
     benchmark, task = resolve_task(ref)
+    prompts = check_prompt_set(prompts)
+    why = no_upstream_prompt_reason(benchmark, task) if prompts == "upstream" else None
+    if why:
+        raise SciprobeError(f"task {ref} has no upstream prompt set: {why}")
     modes = list(modes or task.modes)
     for mode in modes:
         if mode not in task.modes:
@@ -62,12 +70,15 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     if not runner.reads_predictions:
         return _score_with_runner(ref, preds, predictions.name, data=data, modes=modes, model_name=model_name,
                                   output_dir=output_dir, judge=judge, max_calls=max_calls, max_cost=max_cost,
-                                  ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task)
+                                  ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task,
+                                  prompts=prompts, upstream_dir=upstream_dir)
     records = runner.records_from_predictions(task, loaded.rows, preds)
     scores = {mode: task.score(records, mode) for mode in modes}
     provenance = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": loaded.source,
                   "dataset_fingerprint": loaded.fingerprint, "predictions_file": predictions.name,
-                  "model_id": model_name, "cutoff": loaded.cutoff, "prompt_hash": None}
+                  "model_id": model_name, "cutoff": loaded.cutoff, "prompt_hash": None, "prompt_set": prompts}
+    if prompts == "upstream" and benchmark.upstream is not None:
+        provenance["upstream_prompts"] = {"repo": benchmark.upstream.repo, "commit": benchmark.upstream.commit}
     result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=modes[0])
     path = write_run(output_dir, RunInfo(model_id=model_name, generation_parameters={}), [result])
     return path, [result]
@@ -76,7 +87,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
 def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_name: str, *, data: str | None,
                        modes: list[str], model_name: str, output_dir: Path, judge: str | None,
                        max_calls: int | None, max_cost: float | None, ledger: Any, cache: Any, use_cache: bool,
-                       per_task: Mapping[str, Any] | None) -> tuple[Path, list[TaskResult]]:
+                       per_task: Mapping[str, Any] | None, prompts: str = "sciprobe",
+                       upstream_dir: Path | None = None) -> tuple[Path, list[TaskResult]]:
     """The task's real runner on a ReplayClient; judges through one cache and one ledger."""
     from sciprobe.evaluation import check_priced
     from sciprobe.llm.client import LLMClient
@@ -117,7 +129,8 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
 
     request = EvaluationRequest(tasks=[ref], model=model_name, data=data, judge=";".join(specs), modes=modes,
                                 per_task={ref: options} if options else {}, output_dir=Path(output_dir),
-                                use_cache=use_cache, max_calls=max_calls, max_cost=max_cost)
+                                use_cache=use_cache, max_calls=max_calls, max_cost=max_cost, prompts=prompts,
+                                upstream_dir=upstream_dir)
     skipped_before = ledger.skipped
     results = run_task(ref, request, client, judge_factory=judge_factory)
     if not results:

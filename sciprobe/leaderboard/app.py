@@ -65,6 +65,8 @@ ABOUT = """
   A result on another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local
   dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
   replaces the cell.
+  Runs with upstream's own prompts (column *Prompts*) are separate rows, listed after and never ranked with the
+  runs on sciprobe's prompts.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,

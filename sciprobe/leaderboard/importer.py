@@ -18,7 +18,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
-from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import sanitize_text
 from sciprobe.numbers import count
@@ -183,7 +183,8 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
             cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
             judge_ids=list(block.get("judge_ids") or []), model_family=_family(model_id),
-            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source)
+            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         ids.append(store.add_result(record))
     return ids
 

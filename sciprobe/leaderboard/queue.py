@@ -33,6 +33,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import (
+    DEFAULT_PROMPT_SET,
     FAILED,
     PENDING,
     ResultRecord,
@@ -304,7 +305,8 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
             judge_ids=list(written["sciprobe"]["judge_ids"]), model_family=request.model_family,
             model_revision=request.model_revision, model_cutoff=knowledge.cutoff,
             model_cutoff_source=knowledge.source, claimed_cutoff=knowledge.claimed,
-            min_item_date=target.min_item_date)
+            min_item_date=target.min_item_date,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         return result, details
 
 

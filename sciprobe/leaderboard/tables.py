@@ -1,8 +1,10 @@
 """Leaderboard tables and plots from stored results (pure: results in, pandas / matplotlib out; no gradio).
 
-One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set) —
-results scored on a different dataset revision or benchmark version never share a row; the ``Revision`` column
-shows the hub revision (or ``files:<checksum>`` for a local dataset folder). Benchmark tables have, per task,
+One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set, prompt
+set) — results scored on a different dataset revision or benchmark version never share a row; the ``Revision``
+column shows the hub revision (or ``files:<checksum>`` for a local dataset folder), ``Prompts`` the prompt set
+(sciprobe's own wording or upstream's templates): the two sets are never ranked together (sciprobe's rows first,
+then the upstream-prompt rows, each ranked on its own). Benchmark tables have, per task,
 the headline metric of the chosen mode and its coverage (``scored/total``); the overview has one score column per
 task and a coverage summary. Every user-supplied string is passed through :func:`~sciprobe.leaderboard.validation.display_text`.
 """
@@ -15,14 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.leaderboard.records import ResultRecord, short_fingerprint
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord, short_fingerprint
 from sciprobe.leaderboard.validation import display_text
 from sciprobe.numbers import count, finite_number
 
 DEFAULT_MODE = "default"
 ROW_COLUMN = "Row"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
-IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges",
+IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges", "Prompts",
                     "Knowledge cutoff", "Contamination-free", "Submitter"]
 
 
@@ -100,8 +102,10 @@ def row_label(cells: dict[str, ResultRecord]) -> str:
     first = next(iter(cells.values()))
     judges = ",".join(first.judge_ids) or "no judge"
     fingerprint = short_fingerprint(first.dataset_fingerprint)
+    prompts = "" if first.prompt_set == DEFAULT_PROMPT_SET else f" · {first.prompt_set} prompts"
     return (f"{first.model_name} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
-            f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})"))
+            f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})")
+            + prompts)
 
 
 def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], *, overview: bool = False,
@@ -118,7 +122,7 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
             "Model": display_text(first.model_name), "Family": display_text(first.model_family, 40),
             "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
             "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": short_fingerprint(first.dataset_fingerprint),
-            "Revision": display_text(first.revision, 40),
+            "Revision": display_text(first.revision, 40), "Prompts": first.prompt_set,
             "Knowledge cutoff": first.cutoff_label, "Contamination-free": _contamination(cells.values()),
             "Submitter": display_text(first.user, 40),
         }
@@ -156,7 +160,10 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         frame = frame[frame["Model"].str.lower().str.contains(needle, regex=False)]
     score_cols = [c.score_header(overview) for c in columns]
     if not frame.empty:
-        frame = frame.sort_values(score_cols[:1] + ["Model"], ascending=[False, True], na_position="last")
+        # rows of the two prompt sets are never ranked together: sciprobe's prompts first, each set by score
+        frame = frame.assign(_prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int))
+        frame = frame.sort_values(["_prompts"] + score_cols[:1] + ["Model"], ascending=[True, False, True],
+                                  na_position="last").drop(columns="_prompts")
     # Drop task columns nobody has scored yet (keep the first), so wide benchmarks stay readable.
     unscored = [c for c in columns[1:] if frame.empty or frame[c.score_header(overview)].isna().all()]
     drop = [c.score_header(overview) for c in unscored] + \

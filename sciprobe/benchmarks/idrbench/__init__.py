@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from sciprobe.benchmarks.idrbench import parsing, prompts
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.source import read_source
+from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
 from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
 
 CITATION = """
@@ -122,8 +123,10 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     normalised over the gold papers in the top 10); corrected: expected rank over ties, nDCG@k over
     min(k, |gold|), duplicate titles rejected.
     """
+    from sciprobe.benchmarks.idrbench.i2r import mode_view
     from sciprobe.scoring.ranking import idrbench_official_ranking, ranking_metrics
 
+    records = mode_view(records, mode)  # replayed comparisons: each mode's own tournament
     if mode == "official":
         kept = _not_excluded(records)
         return idrbench_official_ranking([r["standings"] for r in kept], [r["gold"] for r in kept],
@@ -138,32 +141,39 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
 
 # ---------------------------------------------------------------- tasks
 
-def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str) -> TaskSpec:
+_PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
+
+
+def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str,
+                         upstream_prompt: str) -> TaskSpec:
     return TaskSpec(
         name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
         metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
-        record_fields=("pa_id",), prediction_labels=("yes", "no"))
+        record_fields=("pa_id",), prediction_labels=("yes", "no"), upstream_prompt=_PROMPTS + upstream_prompt)
 
 
 TASKS = {
     "ipi": _classification_task("ipi", "ipi", 0, prompts.ipi_messages, parsing.parse_ipi,
-                                "IDR paper identification (Macro-F1)"),
+                                "IDR paper identification (Macro-F1)", "ipi_prompts"),
     "ipi_5shot": _classification_task("ipi_5shot", "ipi", 5, prompts.ipi_messages, parsing.parse_ipi,
-                                      "IDR paper identification (Macro-F1)"),
+                                      "IDR paper identification (Macro-F1)", "ipi_fewshot_prompts"),
     "i3_set1": _classification_task("i3_set1", "i3_set1", 0, prompts.i3_messages, parsing.parse_i3,
-                                    "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+                                    "IDR idea integration, Set 1 feasibility (Macro-F1)", "i3_prompts"),
     "i3_set1_3shot": _classification_task("i3_set1_3shot", "i3_set1", 3, prompts.i3_messages, parsing.parse_i3,
-                                          "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+                                          "IDR idea integration, Set 1 feasibility (Macro-F1)",
+                                          "i3_fewshot_prompts"),
     "i3_set2": _classification_task("i3_set2", "i3_set2", 0, prompts.i3_messages, parsing.parse_i3,
-                                    "IDR idea integration, Set 2 awareness (Macro-F1)"),
+                                    "IDR idea integration, Set 2 awareness (Macro-F1)", "i3_prompts"),
     "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, prompts.i3_messages, parsing.parse_i3,
-                                          "IDR idea integration, Set 2 awareness (Macro-F1)"),
+                                          "IDR idea integration, Set 2 awareness (Macro-F1)",
+                                          "i3_fewshot_prompts"),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
         metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
-        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr"),
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr",
+        upstream_prompt=_PROMPTS + "i2r_prompts"),
 }
 
 CARD_SECTIONS = {
@@ -217,4 +227,6 @@ BENCHMARK = Benchmark(
     card_sections=CARD_SECTIONS,
     # the demo: 8 items per classification task (the CLI's --limit) and one I2R tournament, official only
     demo={"ipi": {}, "i3_set1": {}, "i3_set2": {}, "i2r": {"modes": ["official"], "limit": 1}},
+    upstream=UPSTREAM,
+    upstream_logs="sciprobe.benchmarks.idrbench.upstream_logs:read_logs",
 )

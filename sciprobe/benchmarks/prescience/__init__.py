@@ -22,6 +22,7 @@ from typing import Any
 
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.source import read_source
+from sciprobe.benchmarks.prescience.upstream import UPSTREAM
 from sciprobe.declaration import Benchmark, Command, ConfigSpec, TaskSpec
 
 CITATION = """
@@ -203,7 +204,8 @@ TASKS = {
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
         generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL", extra_columns=("lacer",),
-        corpus_metrics=(("rougeL", True), ("bertscore_f1", True))),
+        corpus_metrics=(("rougeL", True), ("bertscore_f1", True)),
+        upstream_prompt="sciprobe.benchmarks.prescience.upstream:contribution_prompts"),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
@@ -245,7 +247,8 @@ CARD_SECTIONS = {
         "S2 influential flags and author clusters use present-day data.",
     ]),
     "Contribution generation and LACER": "\n".join([
-        "- Prompt: sciprobe's own wording of the task (upstream E.2 is not reproduced, no few-shot examples); "
+        "- Prompt: sciprobe's own wording of the task by default (no few-shot examples; `--prompts upstream` sends "
+        "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
         "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
@@ -332,4 +335,6 @@ BENCHMARK = Benchmark(
     commands=(Command("prescience", "PreScience baselines and scoring", "sciprobe.benchmarks.prescience.cli"),
               Command("lacer", "LACER judge tools (PreScience)", "sciprobe.benchmarks.prescience.lacer_cli")),
     lighteval_tasks="sciprobe.benchmarks.prescience.lighteval_task:tasks_table",
+    upstream=UPSTREAM,
+    upstream_logs="sciprobe.benchmarks.prescience.upstream_logs:read_logs",
 )

@@ -88,6 +88,10 @@ def parse_contribution(text: str | None) -> Parsed:
     return Parsed(value, "official", {"official": value})
 
 
+def _own_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
+    return contribution_messages(row, examples)
+
+
 def contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
     return {"title": row.get("title") or "", "abstract": row.get("abstract") or ""}
 
@@ -187,7 +191,9 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     judges = [ctx.judge_client(s) for s in specs]
     params = dict(ctx.params)
     rows = data.rows
-    requests = [Request.of(contribution_messages(r), dict(params), item_id=str(r["corpus_id"])) for r in rows]
+    # the task's prompt: sciprobe's wording, or upstream's with --prompts upstream (run_task sets it)
+    build = task.build_messages or _own_messages
+    requests = [Request.of(build(r, ()), dict(params), item_id=str(r["corpus_id"])) for r in rows]
     completions = client.complete_many(requests, desc=task.name)
     parsed = [parse_contribution(c.text) if c.ok else Parsed(None, "error", {"official": None}) for c in completions]
     ids = [str(r["corpus_id"]) for r in rows]
@@ -209,7 +215,9 @@ def run_contribution_task(ctx: Any) -> list[Any]:
                                         "template_source": run.template_source, "judge_ids": [j.model_id for j in judges]}
     provenance = {**base, "judge_id": JUDGE_SEPARATOR.join(j.model_id for j in judges),
                   "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
-                  "lacer_template_source": run.template_source, "prompt_version": PROMPT_VERSION,
+                  "lacer_template_source": run.template_source,
+                  "prompt_version": PROMPT_VERSION if base.get("prompt_set", "sciprobe") == "sciprobe"
+                  else base.get("prompt_version"),
                   "prompt_hash": sha256_hex(canonical_json([list(r.messages) for r in requests])),
                   "n_calls": len(requests) + len(ids) * len(judges),
                   "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}

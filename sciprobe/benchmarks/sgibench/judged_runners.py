@@ -3,7 +3,8 @@
 
 - ``sgibench:deep_research`` (runner ``sgi_deep_research``): one answer per item (the generic single-call
   runner), then, with a judge, the answer re-formatting parser (§4.2; its output is EM's second candidate, as
-  upstream) and the step-level judge (§4.3) -- once per judge of the panel (``--judge 'A;B'``);
+  upstream), the step-level judge (§4.3) and the answer-level judge (``llm_judge``, SGI-Bench@5d562f6: only for
+  items whose exact match is 0) -- once per judge of the panel (``--judge 'A;B'``);
 - ``sgibench:experimental_reasoning`` (runner ``sgi_reasoning``): one answer per item with the item's images
   as OpenAI content parts (PNG base64 data URLs, images before the text, §3.5), then the reasoning-validity
   judge (§4.6), which also receives the images.
@@ -155,6 +156,34 @@ def _answer_parser(ctx: Any, panel: Sequence[tuple[str, Any]]) -> tuple[str, Any
     return panel[0] if panel else None
 
 
+def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
+                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
+    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
+    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
+    ``answer_judge_replies``. Returns the number of requests."""
+    from sciprobe.scoring.sgi.deep_research import answer_judge_messages, exact_match_item, extract_answer
+
+    messages: list[list[dict[str, Any]] | None] = []
+    for row, record, resp in zip(rows, records, responses):
+        reference, parsed = str(row["answer"]), record.get("parsed_answer")
+        if resp is None or all(exact_match_item(reference, resp, parsed, m) for m in ("official", "paper")):
+            messages.append(None)
+            continue
+        messages.append(answer_judge_messages(row["question"], reference, extract_answer(resp), parsed))
+    replies: list[dict[str, str | None]] = [{} for _ in rows]
+    failures: list[dict[str, str]] = [{} for _ in rows]
+    for judge_id, client in panel:
+        texts, errors = ask(client, messages, ids, params, f"sgi answer judge {judge_id}")
+        for i, (text, error) in enumerate(zip(texts, errors)):
+            replies[i][judge_id] = text
+            if error is not None:
+                failures[i][judge_id] = error
+    for record, reply, failure in zip(records, replies, failures):
+        record["answer_judge_replies"] = json.dumps(reply, ensure_ascii=False)
+        record["answer_judge_errors"] = json.dumps(failure, ensure_ascii=False)
+    return sum(m is not None for m in messages) * len(panel)
+
+
 def run_deep_research(ctx: Any) -> list[Any]:
     """Answers, then (with a judge) the answer parser and the step judge; one :class:`TaskResult`."""
     from sciprobe.runners.single_call import run_single_call
@@ -190,12 +219,13 @@ def run_deep_research(ctx: Any) -> list[Any]:
         record["judge_ids"] = judge_ids
         record["sla_replies"] = json.dumps(reply, ensure_ascii=False)
         record["sla_errors"] = json.dumps(failure, ensure_ascii=False)
+    n_answer_calls = _answer_judge(records, rows, responses, panel, ids, params) if panel else 0
 
     extra: dict[str, Any] = {
         "sgi_judges": judge_ids, "judge_params": params,
         "answer_parser_id": parser[0] if parser else None,
         "n_judge_calls": sum(m is not None for m in messages) * len(panel)
-        + (sum(r is not None for r in responses) if parser else 0),
+        + (sum(r is not None for r in responses) if parser else 0) + n_answer_calls,
         "judge_usage": _usage([*panel, *([parser] if parser and parser not in panel else [])]),
     }
     if not panel:
@@ -205,18 +235,25 @@ def run_deep_research(ctx: Any) -> list[Any]:
 
 # ------------------------------------------------------------------ experimental reasoning
 
-def reasoning_request(row: Mapping[str, Any], policy: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The model-facing messages of one reasoning item under ``policy`` and what happened to its images."""
-    from sciprobe.benchmarks.sgibench.prompts import reasoning_multimodal_messages, reasoning_placeholder_messages
+def reasoning_request(row: Mapping[str, Any], policy: str, text_of: Any = None
+                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The model-facing messages of one reasoning item under ``policy`` and what happened to its images
+    (``text_of(row)``: the prompt text; default sciprobe's wording)."""
+    from sciprobe.benchmarks.sgibench.prompts import (
+        reasoning_multimodal_messages,
+        reasoning_placeholder_messages,
+        reasoning_text,
+    )
 
+    text_of = text_of or reasoning_text
     images = list(row.get("images") or [])
     parts, missing = _image_parts(images)
     if policy == "send":
-        messages = reasoning_multimodal_messages(row, parts)
+        messages = reasoning_multimodal_messages(row, parts, text_of)
         info = {"n_images": len(images), "n_images_sent": len(parts), "n_images_missing": missing,
                 "images_dropped": False}
     else:
-        messages = reasoning_placeholder_messages(row, len(parts))
+        messages = reasoning_placeholder_messages(row, len(parts), text_of)
         info = {"n_images": len(images), "n_images_sent": 0, "n_images_missing": missing,
                 "images_dropped": bool(parts)}
     return messages, {**info, "images_policy": policy}
@@ -230,9 +267,10 @@ def run_reasoning(ctx: Any) -> list[Any]:
 
     rows = ctx.data.rows
     policy = image_policy(ctx.client, ctx.options.get("images"))
+    text_of = ctx.prompt("reasoning_text", reasoning_text)  # the judge sees the question as the model saw it
     requests, infos = [], []
     for row in rows:
-        messages, info = reasoning_request(row, policy)
+        messages, info = reasoning_request(row, policy, text_of)
         requests.append(Request.of(messages, dict(ctx.params), item_id=str(row["id"])))
         infos.append(info)
     completions = ctx.client.complete_many(requests, desc=ctx.task.name) if requests else []
@@ -254,7 +292,7 @@ def run_reasoning(ctx: Any) -> list[Any]:
             if resp is None:
                 messages.append(None)
                 continue
-            built = rv_judge_messages(reasoning_text(row), list(row.get("steps") or []), resp, [])
+            built = rv_judge_messages(text_of(row), list(row.get("steps") or []), resp, [])
             built[0]["content"] = [*row_parts[i], *built[0]["content"]]
             if judge_text_only:
                 built, n = flatten_for_text_model(built)
