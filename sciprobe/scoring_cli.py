@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sciprobe.analysis import analyse, attach_row_fields
 from sciprobe.benchmarks import resolve_task
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -64,11 +65,13 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                                   output_dir=output_dir, judge=judge, max_calls=max_calls, max_cost=max_cost,
                                   ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task)
     records = runner.records_from_predictions(task, loaded.rows, preds)
+    attach_row_fields(task, benchmark.config(task.config).id_field, loaded.rows, records)
     scores = {mode: task.score(records, mode) for mode in modes}
     provenance = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": loaded.source,
                   "dataset_fingerprint": loaded.fingerprint, "predictions_file": predictions.name,
                   "model_id": model_name, "cutoff": loaded.cutoff, "prompt_hash": None}
     result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=modes[0])
+    result.analysis = analyse(task, result)
     path = write_run(output_dir, RunInfo(model_id=model_name, generation_parameters={}), [result])
     return path, [result]
 

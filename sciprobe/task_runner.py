@@ -142,5 +142,10 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": limit}
-    return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
-                                          dry_run, judge_log))
+    results = runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                             dry_run, judge_log))
+    if not dry_run:
+        from sciprobe.analysis import finish_results
+
+        finish_results(benchmark, task, data.rows, results)
+    return results
