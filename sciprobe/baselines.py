@@ -33,7 +33,7 @@ def baselines_of(benchmark: Any) -> list[Any]:
 
 
 def _score_task(benchmark: Any, task: Any, baseline: Any, *, data: str | None, source: Path | None,
-                limit: int | None, output_dir: Path) -> list[Any]:
+                limit: int | None, output_dir: Path, log: Any = print) -> list[Any]:
     from sciprobe.analysis import analyse, attach_row_fields
     from sciprobe.declaration import BaselineInput
     from sciprobe.results import TaskResult
@@ -56,8 +56,15 @@ def _score_task(benchmark: Any, task: Any, baseline: Any, *, data: str | None, s
     else:
         records = runner.records_from_predictions(task, loaded.rows, baseline.predict(given))
     attach_row_fields(task, benchmark.config(task.config).id_field, loaded.rows, records)
-    scores = {mode: task.score(records, mode) for mode in task.modes}
-    result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=task.modes[0])
+    scores = {}
+    for mode in task.modes:
+        try:
+            scores[mode] = task.score(records, mode)
+        except SciprobeError as exc:  # a mode the data cannot score; the others still count
+            log(f"{baseline.name}: {ref} mode {mode} not scored: {exc}")
+    if not scores:
+        raise SciprobeError("no mode could be scored")
+    result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=next(iter(scores)))
     result.analysis = analyse(task, result)
     return [result]
 
@@ -118,7 +125,7 @@ def run_baselines(benchmark_name: str, *, names: Sequence[str] | None = None, ta
         for task_name in chosen:
             try:
                 results.extend(_score_task(benchmark, benchmark.task(task_name), baseline, data=data, source=release,
-                                           limit=limit, output_dir=output_dir))
+                                           limit=limit, output_dir=output_dir, log=log))
             except SciprobeError as exc:
                 log(f"{baseline.name}: {benchmark.name}:{task_name} skipped: {exc}")
         if not results:

@@ -135,7 +135,9 @@ def _score_table(runs: Sequence[RunTask]) -> str:
             ci = score.get("ci") or {}
             cov = score.get("coverage") or {}
             interval = (f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci.get("low") is not None else "n/a")
-            how = (f"{ci.get('n_resamples')} resamples of {ci.get('unit')}s, seed {ci.get('seed')}"
+            unit = str(ci.get("unit") or "item")
+            units = "items" if unit == "item" else f"clusters ({unit.partition(':')[2]})"
+            how = (f"{ci.get('n_resamples')} resamples of {units}, seed {ci.get('seed')}"
                    if ci.get("low") is not None else html.escape(str(ci.get("reason") or "not computed")))
             rows.append(f"<tr class=\"{'baseline' if run.baseline else ''}\"><td>{html.escape(run.label)}</td>"
                         f"<td>{html.escape(mode)}</td><td>{html.escape(run.headline)}</td>"

@@ -1,11 +1,12 @@
-"""The generic figures of ``sciprobe report`` (matplotlib, Agg; every function returns a Figure):
+"""The generic figures of ``sciprobe report`` (matplotlib, Agg; every function returns a Figure). Each run keeps
+one color in every figure; reference baselines are drawn dashed (diamond markers).
 
 - :func:`scores_figure`: each run's headline with its bootstrap interval, one row per run and mode;
 - :func:`breakdown_figure`: a heatmap of group scores (rows: groups, columns: runs), with the items per group;
 - :func:`cutoff_figure`: the headline recomputed on the items dated strictly after each cutoff, with a
   bootstrap band, and how many items remain.
 
-Benchmark-specific figures (calibration, rank histograms, scatter plots) come from the ``Benchmark.report`` hook.
+Benchmark-specific figures (calibration, rank histograms, scatter plots) come from the ``Benchmark.report_figures`` hook.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import numpy as np
 
 __all__ = ["RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure", "json_cell", "scores_figure"]
 
-BASELINE_COLOR = "#8a8a8a"
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22")
 
 
@@ -79,9 +79,10 @@ def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
     ax = fig.add_subplot()
     for y, (run, mode) in enumerate(reversed(rows)):
         value, ci = run.score(mode), run.ci(mode)
-        color = BASELINE_COLOR if run.baseline else run.color
+        color = run.color
         if ci.get("low") is not None and ci.get("high") is not None:
-            ax.plot([ci["low"], ci["high"]], [y, y], color=color, linewidth=2.5, solid_capstyle="butt")
+            ax.plot([ci["low"], ci["high"]], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
+                    linestyle=(0, (3, 1.5)) if run.baseline else "-")
         if value is not None:
             ax.plot([value], [y], marker="D" if run.baseline else "o", color=color, markersize=7)
             ax.annotate(f"{value:.3f}", (value, y), textcoords="offset points", xytext=(0, 7), ha="center",
@@ -112,13 +113,21 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
             counts[i][j] = f"n={cell.get('n_scored', 0)}/{cell.get('n_items', 0)}"
     fig = figure(min(2.2 + 1.6 * len(columns), 14), 1.3 + 0.5 * len(groups))
     ax = fig.add_subplot()
-    masked = np.ma.masked_invalid(data)
-    image = ax.imshow(masked, aspect="auto", cmap="viridis")
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"].copy()
+    cmap.set_bad("#e8e8e8")
+    finite = data[np.isfinite(data)]
+    middle = float(np.mean(finite)) if finite.size else 0.0
+    image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap)
     for i in range(len(groups)):
         for j in range(len(columns)):
             value = data[i, j]
-            text = ("n/a" if np.isnan(value) else f"{value:.3f}") + f"\n{counts[i][j]}"
-            shade = "white" if np.isnan(value) or value < np.nanmean(data) else "black"
+            if not counts[i][j]:
+                text, shade = "not in run", "#555555"
+            else:
+                text = ("no number" if np.isnan(value) else f"{value:.3f}") + f"\n{counts[i][j]}"
+                shade = "#333333" if np.isnan(value) or value >= middle else "white"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
     ax.set_xticks(range(len(columns)), [_wrap(label, 18) for label, _ in columns], fontsize=7)
     ax.set_yticks(range(len(groups)), [_wrap(g, 34) for g in groups], fontsize=7)
@@ -171,7 +180,7 @@ def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric
         y = np.array([np.nan if v is None else v for v in curve["score"]], dtype=float)
         low = np.array([np.nan if v is None else v for v in curve["low"]], dtype=float)
         high = np.array([np.nan if v is None else v for v in curve["high"]], dtype=float)
-        color = BASELINE_COLOR if run.baseline else run.color
+        color = run.color
         ax.plot(x, y, marker=".", color=color, label=run.label, linestyle="--" if run.baseline else "-")
         ax.fill_between(x, low, high, color=color, alpha=0.15)
     run, curve = curves[0]
@@ -181,7 +190,9 @@ def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric
     ax.set_xlabel("cutoff (items dated strictly after it)")
     ax.set_ylabel(metric)
     ax.set_title(title, fontsize=10)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m"))
+    locator = mdates.AutoDateLocator(maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     return fig

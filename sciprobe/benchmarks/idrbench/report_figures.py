@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.report_figures import BASELINE_COLOR, RunTask, figure, json_cell
+from sciprobe.report_figures import RunTask, figure, json_cell
 
 BINS = np.linspace(0, 100, 11)
 
@@ -49,7 +49,7 @@ def reliability_figure(runs: Sequence[RunTask], task: str) -> tuple[str, Any, st
         live = counts > 0
         x, y = mean_conf[live] / counts[live], acc[live] / counts[live]
         ece = float(np.sum(counts[live] / conf.size * np.abs(y - x)))
-        color = BASELINE_COLOR if run.baseline else run.color
+        color = run.color
         top.plot(x, y, marker="o", color=color, label=f"{run.label} (ECE {ece:.3f}, n={conf.size})")
         width = 0.08 / len(data)
         bottom.bar((BINS[:-1] + 5) / 100 + (k - (len(data) - 1) / 2) * width, counts, width=width, color=color)
@@ -88,7 +88,7 @@ def rank_figure(runs: Sequence[RunTask]) -> tuple[str, Any, str] | None:
     edges = np.arange(0.5, top + 1.5)
     notes = []
     for run, (ranks, missing, mode) in data:
-        color = BASELINE_COLOR if run.baseline else run.color
+        color = run.color
         ax.hist(ranks, bins=edges, histtype="step", linewidth=1.8, color=color,
                 linestyle="--" if run.baseline else "-", label=f"{run.label} [{mode}]")
         notes.append(f"{run.label}: gold ranked first in {int(np.sum(ranks == 1))} of {ranks.size + missing} "

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.report_figures import BASELINE_COLOR, RunTask, figure, json_cell
+from sciprobe.report_figures import RunTask, figure, json_cell
 
 
 def _pairs(run: RunTask, dims: Sequence[str]) -> dict[str, tuple[list[float], list[float]]]:
@@ -33,7 +33,7 @@ def scatter_figure(run: RunTask) -> tuple[str, Any, str] | None:
         return None
     fig = figure(11, 5.6)
     axes = fig.subplots(2, 4, sharex=True, sharey=True).ravel()
-    color = BASELINE_COLOR if run.baseline else run.color
+    color = run.color
     for ax, (name, (gold, pred)) in zip(axes, pairs.items()):
         ax.plot([0, 100], [0, 100], color="#999999", linestyle=":", linewidth=1)
         ax.scatter(gold, pred, s=14, color=color, alpha=0.75)
