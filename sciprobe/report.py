@@ -20,6 +20,7 @@ import html
 import importlib
 import re
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,7 +159,9 @@ class _Figures:
     def add(self, fig: Any, name: str, caption: str) -> str:
         self.count += 1
         file = f"{self.count:03d}-{_slug(name)[:60]}.png"
-        fig.savefig(self.folder / file, dpi=100)
+        with warnings.catch_warnings():  # a short date range: matplotlib's locator warns, then draws fine
+            warnings.filterwarnings("ignore", message="AutoDateLocator was unable")
+            fig.savefig(self.folder / file, dpi=100)
         return (f"<figure><img src=\"figures/{file}\" alt=\"{html.escape(name)}\" data-figure=\"{self.count}\">"
                 f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 

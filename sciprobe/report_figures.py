@@ -115,8 +115,7 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
     ax = fig.add_subplot()
     import matplotlib
 
-    cmap = matplotlib.colormaps["viridis"].copy()
-    cmap.set_bad("#e8e8e8")
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#e8e8e8")
     finite = data[np.isfinite(data)]
     middle = float(np.mean(finite)) if finite.size else 0.0
     image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap)
