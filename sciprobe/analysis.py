@@ -127,7 +127,7 @@ def _mode_analysis(task: TaskSpec, result: TaskResult, mode: str, items: ItemSco
     cols, params = items.arrays(), items.params
 
     def statistic(weights: np.ndarray) -> np.ndarray:
-        return np.column_stack([evaluate_statistic(items.statistic, cols, weights * m, params) for m in stack])
+        return evaluate_statistic(items.statistic, cols, weights, params, stack)
 
     samples = bootstrap(statistic, unit_of_item, n_units, settings)
     point = statistic(np.ones((1, n)))[0]

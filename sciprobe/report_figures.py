@@ -157,7 +157,7 @@ def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_re
     scored = items.scored()
 
     def stat(weights: np.ndarray) -> np.ndarray:
-        return np.column_stack([evaluate_statistic(items.statistic, cols, weights * m, items.params) for m in masks])
+        return evaluate_statistic(items.statistic, cols, weights, items.params, masks)
 
     point = stat(np.ones((1, len(dates))))[0]
     unit_of_item, n_units = units_of(table.get("clusters"), len(dates))

@@ -1,7 +1,7 @@
 """Seeded percentile bootstrap over items (or clusters of items) and the paired tests of ``sciprobe compare``.
 
-A resample draws ``n_units`` units with replacement (multinomial counts, ``numpy.random.default_rng(seed)``); a
-unit is an item, or a cluster of items that share a source (e.g. every I2R instance of one seed paper), whose
+A resample draws ``n_units`` units with replacement (``numpy.random.default_rng(seed).integers``, counted per unit);
+a unit is an item, or a cluster of items that share a source (e.g. every I2R instance of one seed paper), whose
 items then all carry the cluster's count. Statistics take these counts as item weights
 (:mod:`sciprobe.scoring.item_scores`). The interval is the percentile interval of the resampled values; resamples
 where the statistic is undefined (e.g. nothing scored) are left out and counted.
@@ -63,12 +63,13 @@ def bootstrap(fn: Callable[[np.ndarray], np.ndarray], unit_of_item: np.ndarray, 
         raise SciprobeError("the bootstrap needs at least one item")
     rng = np.random.default_rng(settings.seed)
     chunk = max(1, min(settings.n_resamples, _CHUNK_CELLS // max(len(unit_of_item), n_units, 1)))
-    probabilities = np.full(n_units, 1.0 / n_units)
     out = []
     done = 0
     while done < settings.n_resamples:
         size = min(chunk, settings.n_resamples - done)
-        counts = rng.multinomial(n_units, probabilities, size=size).astype(float)
+        # n_units draws with replacement per resample, counted per unit (multinomial counts, but fast)
+        draws = rng.integers(0, n_units, size=(size, n_units)) + n_units * np.arange(size)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=size * n_units).reshape(size, n_units).astype(float)
         values = np.asarray(fn(counts[:, unit_of_item]), dtype=float)
         out.append(values.reshape(size, -1))
         done += size
