@@ -166,8 +166,10 @@ def analyse(task: TaskSpec, result: TaskResult, settings: BootstrapSettings = SE
             continue
         items = task.item_scores(records, mode, result.scores[mode], result.headline)
         if items is None:
-            out["modes"][mode] = {"ci": {"metric": result.headline, "low": None, "high": None,
-                                         "reason": "no headline number in this mode"}, "breakdowns": {}}
+            out["modes"][mode] = {"ci": {"metric": result.headline, "estimate": None, **settings.as_dict(),
+                                         "unit": unit, "n_units": n_units, "low": None, "high": None,
+                                         "n_valid_resamples": 0, "reason": "no headline number in this mode"},
+                                  "breakdowns": {}}
             continue
         if len(items.failed) != len(records):
             out["notes"].append(f"{mode}: the item statistic has {len(items.failed)} items for {len(records)} "
