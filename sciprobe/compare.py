@@ -229,6 +229,12 @@ def _fmt(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
+def _p(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3g}"
+
+
 def format_comparisons(comparisons: list[Comparison], general: list[str], labels: tuple[str, str],
                        alpha: float = 0.05) -> str:
     from sciprobe.summary import format_table
@@ -242,7 +248,7 @@ def format_comparisons(comparisons: list[Comparison], general: list[str], labels
                      "A": _fmt(c.a_full), "B": _fmt(c.b_full), "common": str(c.n_common),
                      "A|common": _fmt(c.a), "B|common": _fmt(c.b), "B-A": _fmt(c.difference, signed=True),
                      "95% CI": f"[{_fmt(c.ci_low, True)}, {_fmt(c.ci_high, True)}]" if c.ci_low is not None else "n/a",
-                     "test": c.test_name, "p": "n/a" if c.p_value is None else f"{c.p_value:.3g}",
+                     "test": c.test_name, "p": _p(c.p_value),
                      "better": better})
     lines = [f"A = {labels[0]}", f"B = {labels[1]}", "", format_table(rows)]
     warned = [(c, w) for c in comparisons for w in c.warnings]
