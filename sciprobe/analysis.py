@@ -86,7 +86,7 @@ def same_number(a: Any, b: Any) -> bool:
 
     if missing(a) or missing(b):
         return missing(a) and missing(b)
-    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+    if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in (a, b)):
         return False
     return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(a)), abs(float(b)))
 

@@ -64,7 +64,8 @@ def _score_task(benchmark: Any, task: Any, baseline: Any, *, data: str | None, s
             log(f"{baseline.name}: {ref} mode {mode} not scored: {exc}")
     if not scores:
         raise SciprobeError("no mode could be scored")
-    result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=next(iter(scores)))
+    result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline,
+                        default_mode=next(iter(scores)))
     result.analysis = analyse(task, result)
     return [result]
 

@@ -217,7 +217,8 @@ def compare_results(data_a: Mapping[str, Any], data_b: Mapping[str, Any], *, alp
     return out, general
 
 
-def compare_files(path_a: Path | str, path_b: Path | str, *, alpha: float = 0.05) -> tuple[list[Comparison], list[str]]:
+def compare_files(path_a: Path | str, path_b: Path | str, *,
+                  alpha: float = 0.05) -> tuple[list[Comparison], list[str]]:
     from sciprobe.export import load_results
 
     return compare_results(load_results(path_a), load_results(path_b), alpha=alpha)
@@ -244,7 +245,8 @@ def format_comparisons(comparisons: list[Comparison], general: list[str], labels
         better = ""
         if c.difference is not None and c.p_value is not None and c.p_value < alpha and c.difference != 0:
             better = "B" if (c.difference > 0) == c.higher_is_better else "A"
-        rows.append({"task": c.task, "mode": c.mode, "metric": c.metric + ("" if c.higher_is_better else " (lower=better)"),
+        metric = c.metric + ("" if c.higher_is_better else " (lower=better)")
+        rows.append({"task": c.task, "mode": c.mode, "metric": metric,
                      "A": _fmt(c.a_full), "B": _fmt(c.b_full), "common": str(c.n_common),
                      "A|common": _fmt(c.a), "B|common": _fmt(c.b), "B-A": _fmt(c.difference, signed=True),
                      "95% CI": f"[{_fmt(c.ci_low, True)}, {_fmt(c.ci_high, True)}]" if c.ci_low is not None else "n/a",

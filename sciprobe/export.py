@@ -13,7 +13,8 @@ Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so t
   eval-results; ``huggingface_hub.EvalResultEntry`` -> ``eval_result_entries_to_yaml``): one entry per task with
   ``dataset.id`` (the Hub *benchmark* dataset), ``dataset.task_id``, ``dataset.revision`` (only a recorded hub
   revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, its 95%
-  bootstrap interval, coverage, judges). ``dataset.id`` is required by the Hub, so results computed on local files need ``--dataset-id``.
+  bootstrap interval, coverage, judges). ``dataset.id`` is required by the Hub, so results computed on local
+  files need ``--dataset-id``.
 
 Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
 :class:`~sciprobe.errors.SciprobeError` (one line from the CLI).

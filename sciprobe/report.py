@@ -249,7 +249,8 @@ def build_report(paths: Sequence[str | Path], out: Path | str) -> Path:
         config_tasks = f.data.get("config_tasks") or {}
         for key, entry in f.data["sciprobe"]["tasks"].items():
             config = config_tasks.get(key) or {}
-            mode = config.get("default_mode") if config.get("default_mode") in entry["scores"] else next(iter(entry["scores"]))
+            mode = config.get("default_mode")
+            mode = mode if mode in entry["scores"] else next(iter(entry["scores"]))
             headline = config.get("headline") or next((s["ci"]["metric"] for s in entry["scores"].values()
                                                        if (s.get("ci") or {}).get("metric")), "")
             color = model_colors.setdefault(f.label, PALETTE[len(model_colors) % len(PALETTE)])

@@ -6,7 +6,8 @@ one color in every figure; reference baselines are drawn dashed (diamond markers
 - :func:`cutoff_figure`: the headline recomputed on the items dated strictly after each cutoff, with a
   bootstrap band, and how many items remain.
 
-Benchmark-specific figures (calibration, rank histograms, scatter plots) come from the ``Benchmark.report_figures`` hook.
+Benchmark-specific figures (calibration, rank histograms, scatter plots) come from the
+``Benchmark.report_figures`` hook.
 """
 
 from __future__ import annotations

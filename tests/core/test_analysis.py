@@ -93,8 +93,8 @@ def test_scitaste_baselines(tmp_path) -> None:
     assert set(files) == {"reference-baseline__mean", "reference-baseline__discipline-mean"}
     for data in files.values():
         assert check_results_file(data, tmp_path) == 2
-    groups = files["reference-baseline__discipline-mean"]["sciprobe"]["tasks"]["scitaste:pure_qa|0"]["scores"]["paper"][
-        "breakdowns"]["discipline"]["groups"]
+    task = files["reference-baseline__discipline-mean"]["sciprobe"]["tasks"]["scitaste:pure_qa|0"]
+    groups = task["scores"]["paper"]["breakdowns"]["discipline"]["groups"]
     assert len(groups) == 6 and sum(g["n_items"] for g in groups.values()) == 24
 
 
@@ -104,7 +104,8 @@ def test_prescience_ranking_and_citation_baselines(tmp_path) -> None:
     files = _files(tmp_path)
     for data in files.values():
         assert check_results_file(data, tmp_path) >= 1
-    collab = files["reference-baseline__history-frequency"]["sciprobe"]["tasks"]["prescience:collaborator_prediction|0"]
+    tasks = files["reference-baseline__history-frequency"]["sciprobe"]["tasks"]
+    collab = tasks["prescience:collaborator_prediction|0"]
     assert "team_size" in collab["scores"]["official"]["breakdowns"]
 
 
@@ -168,7 +169,8 @@ def test_records_get_their_rows_fields_and_groups() -> None:
     assert records == [{"id": "b", "kind": "kept", "size": 0, "date": None},
                        {"id": "a", "kind": "x", "size": 2, "date": "2025-01-01"}, {"id": "zz"}]
     assert group_labels(["B", "A", "B"]) == ["B", "A"] and group_labels(None) == ["unknown"]
-    assert group_labels(True) == ["yes"] and group_labels('["x", "y"]') == ["x", "y"] and group_labels([]) == ["unknown"]
+    assert group_labels(True) == ["yes"] and group_labels('["x", "y"]') == ["x", "y"]
+    assert group_labels([]) == ["unknown"]
 
 
 def _reply(body: dict) -> str:

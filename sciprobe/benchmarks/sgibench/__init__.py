@@ -219,8 +219,8 @@ def wet_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
     from sciprobe.scoring.item_scores import mean_items
 
     items = report.values["per_item"]
-    return mean_items([it["final"] for it in items], [it["status"] in ("no_response", "bad_reference",
-                                                                        "upstream_crash") for it in items], scale=100.0)
+    failed = [it["status"] in ("no_response", "bad_reference", "upstream_crash") for it in items]
+    return mean_items([it["final"] for it in items], failed, scale=100.0)
 
 
 def dry_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
