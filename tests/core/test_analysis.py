@@ -126,19 +126,36 @@ def test_sgi_baselines_on_synthetic_data(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_every_baseline_of_every_benchmark(tmp_path) -> None:
-    """Every declared baseline runs on the bundled samples (SGI-Bench: its synthetic source) with intervals."""
+def test_every_baseline_of_every_benchmark_then_compare_and_report(tmp_path) -> None:
+    """Every declared baseline runs on the bundled samples (SGI-Bench: its synthetic source) with intervals; any two
+    runs of a benchmark compare; one report shows them all."""
+    import re
+
     from sciprobe.build import build_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
+    from sciprobe.compare import compare_files
+    from sciprobe.report import build_report
 
     write_synthetic_source(tmp_path / "sgi-src")
     build_benchmark(get_benchmark("sgibench"), tmp_path / "sgi-src", tmp_path / "sgi")
     for bench in ("idrbench", "scitaste", "prescience", "sgibench"):
-        out = tmp_path / bench
-        run_baselines(bench, data=str(tmp_path / "sgi") if bench == "sgibench" else None, output_dir=out,
-                      log=lambda _: None)
+        out = tmp_path / "runs" / bench
+        runs = run_baselines(bench, data=str(tmp_path / "sgi") if bench == "sgibench" else None, output_dir=out,
+                             log=lambda _: None)
         for data in _files(out).values():
             check_results_file(data, out)
+        shared = [(a, b) for i, (_, a, ra) in enumerate(runs) for _, b, rb in runs[i + 1:]
+                  if {r.key for r in ra} & {r.key for r in rb}]
+        assert shared, bench
+        for a, b in shared:
+            comparisons, _ = compare_files(a, b)
+            assert comparisons and all(c.n_common > 0 for c in comparisons if c.a_full is not None
+                                       and c.b_full is not None)
+    index = build_report([tmp_path / "runs"], tmp_path / "report")
+    images = re.findall(r'<img src="([^"]+)"', index.read_text())
+    assert all((index.parent / src).is_file() for src in images)
+    for bench in ("idrbench", "scitaste", "prescience", "sgibench"):
+        assert any(f"-{bench}-" in src for src in images), bench
 
 
 def _task(item_scores, breakdowns=()) -> TaskSpec:
