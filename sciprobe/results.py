@@ -38,8 +38,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+def atomic_write_json(path: Path, obj: Any, *, compact_lists: bool = False) -> None:
+    """``obj`` as indented JSON; ``compact_lists`` puts every list of plain values on one line (per-item columns
+    would otherwise take a line per item)."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    if compact_lists:
+        text = _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+_SCALAR = r'(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|NaN|-?Infinity|"(?:[^"\\\n]|\\.)*")'
+_SCALAR_LIST = re.compile(r"\[\n\s*(" + _SCALAR + r"(?:,\n\s*" + _SCALAR + r")*)\n\s*\]")
 
 
 def _details_table(records: list[dict[str, Any]]):
@@ -207,5 +216,5 @@ def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
         },
     }
     path = Path(out_dir) / "results" / slug / f"results_{stamp}.json"
-    atomic_write_json(path, results)
+    atomic_write_json(path, results, compact_lists=True)
     return path
