@@ -24,6 +24,9 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe score BENCH:TASK --predictions preds.jsonl --data build/BENCH
   sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
   sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
+  sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
+  sciprobe compare A.json B.json                              # paired difference, interval and test per task
+  sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
 """
 
 #: Exit status of a run that a cap stopped (its partial results are written).
@@ -160,6 +163,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     configure_export_parser(sub.add_parser("export", help="results JSON -> Hugging Face model-index or "
                                                          ".eval_results YAML"), COMMANDS)
+    from sciprobe.baselines import configure_baselines_parser
+    from sciprobe.compare import configure_compare_parser
+    from sciprobe.report import configure_report_parser
+
+    configure_baselines_parser(sub.add_parser("baselines", help="score a benchmark's reference baselines (no model)"),
+                               COMMANDS)
+    configure_compare_parser(sub.add_parser("compare", help="paired comparison of two results files "
+                                                           "(difference, interval, test)"), COMMANDS)
+    configure_report_parser(sub.add_parser("report", help="static HTML report of results files (figures, CIs, "
+                                                         "breakdowns)"), COMMANDS)
     sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
     sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here")

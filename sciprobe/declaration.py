@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Pr
 
 if TYPE_CHECKING:
     from sciprobe.results import TaskResult
+    from sciprobe.scoring.item_scores import ItemScores
     from sciprobe.task_runner import RunContext
 
 Row = Mapping[str, Any]
@@ -137,6 +138,53 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class Breakdown:
+    """A way to group a task's items for per-group scores (by discipline, question type, team size...).
+
+    Every record gets the item's group under ``name`` (the runner copies it when ``name`` is in the task's
+    ``record_fields``; otherwise :func:`sciprobe.analysis.attach_row_fields` adds it from the row). ``of`` computes
+    the group from the row when it is not a plain row field; a group may be a list (the item counts in each of its
+    groups, e.g. a paper with two disciplines). None is shown as ``unknown``."""
+
+    name: str
+    title: str = ""
+    of: Callable[[Row], Any] | None = None
+
+    def group_of(self, row: Row) -> Any:
+        return self.of(row) if self.of is not None else row.get(self.name)
+
+
+@dataclass(frozen=True)
+class BaselineInput:
+    """What a reference baseline sees: the task, its test rows (after cutoff and limit), the few-shot examples,
+    the built dataset folder (None: the bundled sample) and the release folder ``--source`` (None: the bundled
+    sample's release files)."""
+
+    benchmark: Benchmark
+    task: TaskSpec
+    rows: Sequence[Row]
+    fewshot: Sequence[Row]
+    data: str | None
+    source: Path | None
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A reference baseline: predictions made without any model (random, majority, a similarity ranker ...).
+
+    ``predict`` returns the lines of a predictions file keyed by item id (``{"prediction": label}``,
+    ``{"ranking": [...]}``, ``{"response": text}`` as ``sciprobe tasks`` lists them), scored exactly as ``sciprobe
+    score`` scores a file; ``records`` (instead) returns the scorer's per-item records directly, for tasks whose
+    runner reads no predictions file. ``tasks``: the task names it applies to."""
+
+    name: str
+    description: str
+    tasks: tuple[str, ...]
+    predict: Callable[[BaselineInput], Mapping[str, Mapping[str, Any]]] | None = None
+    records: Callable[[BaselineInput], list[dict[str, Any]]] | None = None
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One dataset config: its features (a callable so ``datasets`` is imported lazily), its splits
     and a one-line description for the card."""
@@ -185,6 +233,14 @@ class TaskSpec:
     # takes a :class:`sciprobe.upstream.UpstreamTexts` and returns {builder name: callable} with the shapes the
     # task's runner asks for ("build_messages" replaces ``build_messages``); None: upstream has no such template
     upstream_prompt: str | None = None
+    # per-group scores in every results file (``sciprobe.analysis``): the groups this task's items fall into
+    breakdowns: tuple[Breakdown, ...] = ()
+    # the headline of one mode as a statistic over items, ``item_scores(records, mode, report, headline) ->
+    # ItemScores`` (None when that mode has no headline number): confidence intervals, breakdowns, compare
+    item_scores: Callable[[Sequence[Mapping[str, Any]], str, Any, str], ItemScores | None] | None = None
+    # a record field whose items share a source (e.g. the seed paper of I2R instances): the bootstrap resamples
+    # these clusters instead of single items
+    cluster_field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +282,12 @@ class Benchmark:
     # "module:function" reading the per-item output files the upstream code writes (``sciprobe import-upstream``):
     # ``function(path, rows_of) -> list[sciprobe.upstream_import.ImportedTask]``; None: nothing to import
     upstream_logs: str | None = None
+    # "module:function" returning this benchmark's reference baselines (a list of Baseline), run by
+    # `sciprobe baselines NAME`; None: the benchmark has none
+    baselines: str | None = None
+    # "module:function(task_name, runs) -> [(title, matplotlib Figure, caption)]": this benchmark's own figures in
+    # `sciprobe report` (runs: sciprobe.report_figures.RunTask, with the details' records); None: generic ones only
+    report_figures: str | None = None
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.errors import SciprobeError

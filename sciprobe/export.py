@@ -5,13 +5,16 @@ Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so t
 * ``model-index`` — the model card's ``model-index`` front matter (``huggingface_hub.EvalResult`` ->
   ``eval_results_to_model_index``): per task ``task`` (type ``text-generation``, name), ``dataset`` (name, type =
   Hub dataset id or the benchmark name, config, split ``test``, revision = recorded hub revision or the dataset
-  files' fingerprint), ``metrics`` (type, value, name ``<metric> (<mode>)``: the headline of every mode and the
-  default mode's other scalar values) and ``source``. Paste it into the model's README front matter.
+  files' fingerprint), ``metrics`` (type, value, name ``<metric> (<mode>)``: the headline of every mode, its 95%
+  bootstrap interval in ``args`` (``ci_low``, ``ci_high``, ``ci_confidence``, ``ci_method``, ``ci_resamples``,
+  ``ci_seed``, ``ci_unit``), then the default mode's other scalar values) and ``source``. Paste it into the model's
+  README front matter.
 * ``eval-results`` — the newer ``.eval_results/<name>.yaml`` file of a model repo (https://huggingface.co/docs/hub/
   eval-results; ``huggingface_hub.EvalResultEntry`` -> ``eval_result_entries_to_yaml``): one entry per task with
   ``dataset.id`` (the Hub *benchmark* dataset), ``dataset.task_id``, ``dataset.revision`` (only a recorded hub
-  revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, coverage,
-  judges). ``dataset.id`` is required by the Hub, so results computed on local files need ``--dataset-id``.
+  revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, its 95%
+  bootstrap interval, coverage, judges). ``dataset.id`` is required by the Hub, so results computed on local
+  files need ``--dataset-id``.
 
 Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"``: ``--prompts upstream`` runs and
 ``sciprobe import-upstream``) are named ``<benchmark> <task> (upstream prompts)`` in the model index and say so in
@@ -162,11 +165,29 @@ def _date(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+def interval(task: ExportedTask, mode: str) -> dict[str, Any] | None:
+    """The headline's bootstrap interval of ``mode`` (``scores[mode]["ci"]``), when the results file has one."""
+    ci = (task.scores.get(mode) or {}).get("ci")
+    if not isinstance(ci, dict) or finite_number(ci.get("low")) is None or finite_number(ci.get("high")) is None:
+        return None
+    return ci
+
+
+def _interval_text(ci: Mapping[str, Any]) -> str:
+    unit = str(ci.get("unit") or "item")
+    units = "items" if unit == "item" else f"clusters of items sharing {unit.partition(':')[2] or unit}"
+    return (f"{round(100 * float(ci.get('confidence', 0.95)))}% CI [{ci['low']:.4f}, {ci['high']:.4f}] "
+            f"({ci.get('method', 'bootstrap')}, {ci.get('n_resamples')} resamples of {units}, seed {ci.get('seed')})")
+
+
 def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
     from sciprobe import __version__
 
     coverage = (task.scores.get(task.default_mode) or {}).get("coverage") or {}
     parts = [f"sciprobe {__version__}", f"{task.benchmark}:{task.task} {task.headline} ({task.default_mode} mode)"]
+    ci = interval(task, task.default_mode)
+    if ci is not None:
+        parts.append(_interval_text(ci))
     if coverage:
         parts.append(f"coverage {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')}")
     if task.provenance.get("limit"):
@@ -213,19 +234,25 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
     return eval_result_entries_to_yaml(entries)
 
 
-def _metrics(task: ExportedTask) -> list[tuple[str, float, str]]:
-    """(type, value, name): every mode's headline, then the default mode's other scalar values."""
-    out = []
+def _metrics(task: ExportedTask) -> list[tuple[str, float, str, dict[str, Any] | None]]:
+    """(type, value, name, args): every mode's headline (args: its bootstrap interval), then the default mode's
+    other scalar values."""
+    out: list[tuple[str, float, str, dict[str, Any] | None]] = []
     for mode, report in task.scores.items():
         value = finite_number(report.get(task.headline))
         if value is not None:
-            out.append((task.headline, value, f"{task.headline} ({mode})"))
+            ci = interval(task, mode)
+            args = None if ci is None else {
+                "ci_low": round(float(ci["low"]), 6), "ci_high": round(float(ci["high"]), 6),
+                "ci_confidence": ci.get("confidence"), "ci_method": ci.get("method"),
+                "ci_resamples": ci.get("n_resamples"), "ci_seed": ci.get("seed"), "ci_unit": ci.get("unit")}
+            out.append((task.headline, value, f"{task.headline} ({mode})", args))
     for key, value in (task.scores.get(task.default_mode) or {}).items():
         if key == task.headline or key.startswith("n_") or key in ("metric", "mode"):
             continue
         number = finite_number(value)
         if number is not None:
-            out.append((key, number, f"{key} ({task.default_mode})"))
+            out.append((key, number, f"{key} ({task.default_mode})", None))
     return out
 
 
@@ -243,12 +270,12 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
         if task.provenance.get("prompt_set") == "upstream":  # never one entry with runs on sciprobe's prompts
             name += " (upstream prompts)"
-        for metric_type, value, metric_name in _metrics(task):
+        for metric_type, value, metric_name, args in _metrics(task):
             results.append(EvalResult(
                 task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,
                 dataset_name=task.title, dataset_config=task.config, dataset_split=SPLIT,
                 dataset_revision=str(revision) if revision else None, metric_type=metric_type,
-                metric_value=round(value, 6), metric_name=metric_name, source_url=source_url,
+                metric_value=round(value, 6), metric_name=metric_name, metric_args=args, source_url=source_url,
                 source_name=source_name if source_url else None))
     if not results:
         raise SciprobeError("the results file has no numeric score to export")

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sciprobe.analysis import analyse, attach_row_fields
 from sciprobe.benchmarks import resolve_task
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -73,6 +74,7 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                                   ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task,
                                   prompts=prompts, upstream_dir=upstream_dir)
     records = runner.records_from_predictions(task, loaded.rows, preds)
+    attach_row_fields(task, benchmark.config(task.config).id_field, loaded.rows, records)
     scores = {mode: task.score(records, mode) for mode in modes}
     provenance = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": loaded.source,
                   "dataset_fingerprint": loaded.fingerprint, "predictions_file": predictions.name,
@@ -80,6 +82,7 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     if prompts == "upstream" and benchmark.upstream is not None:
         provenance["upstream_prompts"] = {"repo": benchmark.upstream.repo, "commit": benchmark.upstream.commit}
     result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=modes[0])
+    result.analysis = analyse(task, result)
     path = write_run(output_dir, RunInfo(model_id=model_name, generation_parameters={}), [result])
     return path, [result]
 

@@ -1,10 +1,18 @@
-"""The table the CLI prints after a run: headline metric, mode and coverage per task."""
+"""The table the CLI prints after a run: headline metric, its 95% bootstrap interval, mode and coverage per task."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 from sciprobe.results import TaskResult
+
+
+def _interval(result: TaskResult, mode: str) -> str:
+    """The headline's 95% bootstrap interval (``sciprobe.analysis``), or n/a."""
+    ci = ((result.analysis or {}).get("modes", {}).get(mode) or {}).get("ci") or {}
+    if ci.get("low") is None or ci.get("high") is None:
+        return "n/a"
+    return f"[{ci['low']:.3f}, {ci['high']:.3f}]"
 
 
 def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
@@ -15,8 +23,10 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
             cov = report.coverage
             rows.append({
                 # a task a --max-calls/--max-cost cap cut short says so next to its score
-                "task": result.key + (" (INCOMPLETE)" if result.provenance.get("incomplete") else ""), "mode": mode, "metric": result.headline,
+                "task": result.key + (" (INCOMPLETE)" if result.provenance.get("incomplete") else ""), "mode": mode,
+                "metric": result.headline,
                 "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
+                "95% CI": _interval(result, mode),
                 "scored": f"{cov.n_scored}/{cov.n_items}",
                 "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",
             })

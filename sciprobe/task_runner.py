@@ -162,5 +162,10 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
             "limit": limit}
     if prompts.warnings:
         base["prompt_warnings"] = list(prompts.warnings)
-    return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
-                                          dry_run, judge_log, prompts))
+    results = runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                             dry_run, judge_log, prompts))
+    if not dry_run:
+        from sciprobe.analysis import finish_results
+
+        finish_results(benchmark, task, data.rows, results)
+    return results

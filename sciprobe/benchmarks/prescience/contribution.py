@@ -159,7 +159,8 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
             notes += [f"{j}: {n}" for n in report.notes]
         avg = average_judges(table, mode=mode)
         values.update({"lacer": avg.values["lacer"], "lacer_ci95_low": avg.values["ci95_low"],
-                       "lacer_ci95_high": avg.values["ci95_high"]})
+                       "lacer_ci95_high": avg.values["ci95_high"],
+                       "lacer_per_item": dict(zip(avg.values["ids"], avg.values["per_item"]))})
         coverage = avg.coverage
         params["lacer"] = {**avg.params, "mode": mode}
         notes += avg.notes

@@ -23,7 +23,7 @@ from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.source import read_source
 from sciprobe.benchmarks.sgibench.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Command, ConfigSpec, Parsed, TaskSpec
+from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
 
 CITATION = """
 @article{sgibench2025,
@@ -220,6 +220,60 @@ def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     return dry_experiment_scores(runs, [r["gold"] for r in records], mode=mode, judge=replay_judge(records))
 
 
+# ---------------------------------------------------------------- headlines as statistics over items
+
+def _no_answer(records: Sequence[Mapping[str, Any]]) -> list[bool]:
+    return [r.get("response") is None for r in records]
+
+
+def per_item_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+                   headline: str = "") -> Any:
+    """EM / MCA ×100: the mean of the scorer's 0/1 ``per_item`` over every item (McNemar between runs)."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    return mean_items(report.values["per_item"], _no_answer(records), scale=100.0)
+
+
+def wet_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+              headline: str = "") -> Any:
+    from sciprobe.scoring.item_scores import mean_items
+
+    items = report.values["per_item"]
+    failed = [it["status"] in ("no_response", "bad_reference", "upstream_crash") for it in items]
+    return mean_items([it["final"] for it in items], failed, scale=100.0)
+
+
+def dry_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+              headline: str = "") -> Any:
+    """PassAll@5 ×100: an item passes when all of its (up to five) unit tests pass."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    items = report.values["per_item"]
+    return mean_items([float(it["pass_nums"] >= min(5, max(len(r["gold"]), 1))) for it, r in zip(items, records)],
+                      [it["failed"] for it in items], scale=100.0)
+
+
+def idea_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+               headline: str = "") -> Any:
+    """``final``: the mean item score (official: over the items upstream does not raise on); None without the
+    judge panel's votes."""
+    from sciprobe.scoring.item_scores import mean_items
+    from sciprobe.scoring.sgi.idea import _DROPPED_UPSTREAM
+
+    if report.values.get("final") is None:
+        return None
+    items = report.values["per_item"]
+    values = [None if mode == "official" and it["status"] in _DROPPED_UPSTREAM else (it.get("final") or 0.0)
+              for it in items]
+    return mean_items(values, [it["status"] not in ("ok", "unparsable") for it in items])
+
+
+def _breakdowns(*extra: str) -> tuple[Breakdown, ...]:
+    titles = {"type": "question type", "image_type": "image type", "function_type": "function type"}
+    return (Breakdown("discipline", "discipline"), Breakdown("direction", "research direction"),
+            *(Breakdown(name, titles[name]) for name in extra))
+
+
 def _dry_gold(row: Mapping) -> list[str]:
     return [row[f"unit_test_{i}_output"] for i in range(5)]
 
@@ -234,31 +288,36 @@ TASKS = {
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
         corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
-        upstream_prompt=_PROMPTS + "deep_research_prompts"),
+        upstream_prompt=_PROMPTS + "deep_research_prompts", record_fields=("discipline", "direction", "type"),
+        breakdowns=_breakdowns("type"), item_scores=per_item_items),
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
         runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
-        upstream_prompt=_PROMPTS + "idea_prompts"),
+        upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
+        breakdowns=_breakdowns(), item_scores=idea_items),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
         score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5",
-        upstream_prompt=_PROMPTS + "dry_prompts"),
+        upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
+        breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
         metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
         gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
-        corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts"),
+        corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts",
+        record_fields=("discipline", "direction"), breakdowns=_breakdowns(), item_scores=wet_items),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, headline="mca", corpus_metrics=(("mca", True),),
-        upstream_prompt=_PROMPTS + "reasoning_prompts"),
+        upstream_prompt=_PROMPTS + "reasoning_prompts", record_fields=("discipline", "direction", "type", "image_type"),
+        breakdowns=_breakdowns("type", "image_type"), item_scores=per_item_items),
 }
 
 CARD_SECTIONS = {
@@ -335,4 +394,5 @@ BENCHMARK = Benchmark(
     lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",
     upstream=UPSTREAM,
     upstream_logs="sciprobe.benchmarks.sgibench.upstream_logs:read_logs",
+    baselines="sciprobe.benchmarks.sgibench.baselines:baselines",
 )
