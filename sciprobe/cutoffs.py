@@ -4,35 +4,29 @@ Spec: shared/spec/README.md convention 3 (`date > cutoff`, strict) and each benc
 "Temporal information" section. Month-precision cutoffs ("2023-10") mean the *end* of that month,
 so a model that may have read anything from October is never credited with an October paper.
 Rows without a date cannot be shown to post-date a cutoff and are dropped by the filter (counted).
+Comparisons are on parsed dates: a stored date is ISO ``YYYY-MM-DD`` (the first day of its period, see
+:mod:`sciprobe.release_files`); anything else in a date column is an error, never a string comparison.
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import json
-import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, Mapping
+from typing import Any
 
 from sciprobe.errors import SciprobeError
-
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+from sciprobe.release_files import parse_release_date
 
 
 def parse_cutoff(value: str) -> dt.date:
-    """``YYYY-MM-DD`` as that day; ``YYYY-MM`` as the last day of that month."""
-    match = _DATE_RE.match(value.strip()) if isinstance(value, str) else None
-    if not match:
-        raise SciprobeError(f"invalid cutoff {value!r}: expected YYYY-MM-DD or YYYY-MM")
-    year, month = int(match[1]), int(match[2])
-    try:
-        if match[3] is None:
-            return dt.date(year, month, calendar.monthrange(year, month)[1])
-        return dt.date(year, month, int(match[3]))
-    except ValueError as exc:
-        raise SciprobeError(f"invalid cutoff {value!r}: {exc}") from None
+    """``YYYY-MM-DD`` as that day; ``YYYY-MM`` as the last day of that month (surrounding blanks ignored)."""
+    parsed = parse_release_date(value.strip() if isinstance(value, str) else value, "invalid cutoff",
+                                ("day", "month"))
+    if parsed is None:
+        raise SciprobeError("invalid cutoff '': expected YYYY-MM-DD or YYYY-MM")
+    return parsed.end
 
 
 @dataclass(frozen=True)
@@ -79,17 +73,36 @@ def lookup_model_cutoff(model: str) -> ModelCutoff:
     raise SciprobeError(f"no knowledge cutoff known for model {model!r}; pass --cutoff YYYY-MM-DD (known: {known})")
 
 
-def dated_after(date: str | None, bound: str) -> bool:
-    """An ISO ``date`` strictly after the ISO ``bound`` (ISO strings compare in date order); undated: False."""
-    return bool(date) and date > bound
+def parsed_date_column(dates: Any, where: str) -> Any:
+    """An Arrow column of stored dates (ISO ``YYYY-MM-DD`` strings or nulls) as a timestamp array; a value in any
+    other form (another format, a number, a day off the calendar) is a one-line error naming the first one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(dates, pa.ChunkedArray):
+        dates = dates.combine_chunks()
+    if pa.types.is_null(dates.type):
+        return pa.nulls(len(dates), pa.timestamp("s"))
+    if not (pa.types.is_string(dates.type) or pa.types.is_large_string(dates.type)):
+        raise SciprobeError(f"{where}: the date column holds {dates.type} values, not YYYY-MM-DD text")
+    parsed = pc.strptime(dates, format="%Y-%m-%d", unit="s", error_is_null=True)
+    # strptime also takes unpadded fields ("2025-1-8"): require the exact canonical text back
+    canonical = pc.equal(pc.strftime(parsed, format="%Y-%m-%d"), dates.cast(pa.string()))
+    bad = pc.and_(pc.is_valid(dates), pc.invert(pc.fill_null(canonical, False)))
+    if pc.any(bad).as_py():
+        value = dates.filter(bad)[0].as_py()
+        parse_release_date(value, where, ("day",))  # raises with the reason
+        raise SciprobeError(f"{where}: date {value!r} is not YYYY-MM-DD")
+    return parsed
 
 
-def keep_after(dates: Iterable[str | None], cutoff: dt.date | None) -> list[bool]:
-    """Mask of rows strictly after ``cutoff`` (all True when there is no cutoff; undated rows False)."""
-    if cutoff is None:
-        return [True for _ in dates]
-    bound = cutoff.isoformat()
-    return [dated_after(d, bound) for d in dates]
+def after_cutoff_mask(dates: Any, cutoff: dt.date, where: str) -> Any:
+    """Boolean Arrow mask of dates strictly after ``cutoff`` (undated rows False)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bound = pa.scalar(dt.datetime(cutoff.year, cutoff.month, cutoff.day), pa.timestamp("s"))
+    return pc.fill_null(pc.greater(parsed_date_column(dates, where), bound), False)
 
 
 @dataclass(frozen=True)
@@ -121,17 +134,13 @@ def resolve_cutoff(cutoff: str | None, model_cutoff: str | None, model: str | No
     return None, "none"
 
 
-def filter_dataset(ds, cutoff: dt.date | None):
+def filter_dataset(ds, cutoff: dt.date | None, where: str = "dataset"):
     """Filter a ``datasets.Dataset`` on its ``date`` column with Arrow compute (no Python loop over rows)."""
     if cutoff is None:
         return ds
     import pyarrow.compute as pc
 
-    dates = ds.data.column("date")
-    mask = pc.fill_null(pc.greater(dates, cutoff.isoformat()), False)
-    indices = pc.indices_nonzero(mask).to_pylist()
-    return ds.select(indices)
-
-
-def filter_rows(rows: list[Mapping], cutoff: dt.date | None) -> list[Mapping]:
-    return [row for row, keep in zip(rows, keep_after((r.get("date") for r in rows), cutoff)) if keep]
+    if "date" not in ds.column_names:
+        raise SciprobeError(f"{where} has no date column; a cutoff cannot be applied")
+    mask = after_cutoff_mask(ds.data.column("date"), cutoff, where)
+    return ds.select(pc.indices_nonzero(mask).to_pylist())

@@ -23,8 +23,7 @@ Rows without a date can never be shown to precede t and are in no view (counted 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, ROLE_TARGET
+from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, PAPER_SCHEMA, ROLE_TARGET
+from sciprobe.cutoffs import parsed_date_column
 from sciprobe.errors import SciprobeError
+from sciprobe.release_files import iter_json_lines, shown, text, text_list
 
 #: Columns the index needs; text columns are optional (``columns=`` of :meth:`CorpusIndex.from_parquet`).
 INDEX_COLUMNS: tuple[str, ...] = ("corpus_id", "date", "roles", "key_references", "authors")
@@ -44,6 +45,72 @@ def _check_date(t: str) -> str:
     if not isinstance(t, str) or len(t) != 10 or t[4] != "-" or t[7] != "-" or not (t[:4] + t[5:7] + t[8:]).isdigit():
         raise SciprobeError(f"history date must be an ISO YYYY-MM-DD string, got {t!r}")
     return t
+
+
+def role_mask(roles: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per row: does its ``roles`` list hold ``target``? (a null list: no)."""
+    if isinstance(roles, pa.ChunkedArray):
+        roles = roles.combine_chunks()
+    mask = np.zeros(len(roles), dtype=bool)
+    if len(roles):
+        parents = pc.list_parent_indices(roles).to_numpy()
+        hit = pc.fill_null(pc.equal(pc.list_flatten(roles), ROLE_TARGET), False).to_numpy(zero_copy_only=False)
+        mask[parents[hit]] = True
+    return mask
+
+
+def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Can a released column type stand for the schema type without converting values to another kind?"""
+    if pa.types.is_null(actual):
+        return True
+    if pa.types.is_string(expected):
+        return pa.types.is_string(actual) or pa.types.is_large_string(actual)
+    if pa.types.is_integer(expected):
+        return pa.types.is_integer(actual)
+    if pa.types.is_list(expected):
+        return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) and _same_kind(actual.value_type,
+                                                                                          expected.value_type)
+    if pa.types.is_struct(expected):
+        if not pa.types.is_struct(actual):
+            return False
+        wanted = {f.name: f.type for f in expected}
+        return all(f.name in wanted and _same_kind(f.type, wanted[f.name]) for f in actual)
+    return actual == expected
+
+
+def check_corpus_columns(schema: pa.Schema, name: str) -> None:
+    """Refuse a corpus file whose columns are not of the released kinds (a numeric title is not cast to text)."""
+    for field in PAPER_SCHEMA:
+        if field.name in schema.names and not _same_kind(schema.field(field.name).type, field.type):
+            raise SciprobeError(f"{name}: column {field.name!r} holds {schema.field(field.name).type} values, "
+                                f"expected {field.type}")
+    missing = [c for c in ("corpus_id", "date") if c not in schema.names]
+    if missing:
+        raise SciprobeError(f"{name}: corpus lacks column(s) {', '.join(missing)}")
+
+
+def check_corpus_ids(ids: pa.ChunkedArray | pa.Array, name: str) -> None:
+    """Every paper has a corpus_id, and none is repeated."""
+    if ids.null_count:
+        raise SciprobeError(f"{name}: a paper has no corpus_id")
+    counts = pc.value_counts(ids)
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        raise SciprobeError(f"duplicate corpus_id {shown(repeated[0]['values'].as_py())} in {name}")
+
+
+def check_corpus_file(path: Path) -> None:
+    """A release corpus file: readable Parquet, released column kinds, >= 1 paper, unique ids, ISO dates."""
+    try:
+        schema = pq.read_schema(path)
+        check_corpus_columns(schema, path.name)
+        table = pq.read_table(path, columns=["corpus_id", "date"])
+    except (pa.ArrowException, OSError) as exc:
+        raise SciprobeError(f"cannot read {path.name}: {exc}".replace("\n", " ")) from None
+    if not table.num_rows:
+        raise SciprobeError(f"{path.name}: the file has no items")
+    check_corpus_ids(table["corpus_id"], path.name)
+    parsed_date_column(table["date"], path.name)
 
 
 def _offsets(keys: np.ndarray, n_keys: int) -> np.ndarray:
@@ -77,10 +144,13 @@ class _Edges:
 class CorpusIndex:
     """One split's corpus, date-sorted, with citation and authorship edges as row numbers."""
 
-    def __init__(self, table: pa.Table, author_publications: Iterable[tuple[str, Sequence[str]]] = ()) -> None:
+    def __init__(self, table: pa.Table, author_publications: Iterable[tuple[str, Sequence[str]]] = (),
+                 name: str = "corpus") -> None:
         missing = [c for c in ("corpus_id", "date") if c not in table.column_names]
         if missing:
-            raise SciprobeError(f"corpus table lacks column(s) {missing}")
+            raise SciprobeError(f"{name}: corpus lacks column(s) {', '.join(missing)}")
+        check_corpus_ids(table["corpus_id"], name)
+        parsed_date_column(table["date"], name)
         dated = pc.is_valid(table["date"])
         self.n_undated = int(table.num_rows - pc.sum(dated).as_py()) if table.num_rows else 0
         table = table.filter(dated) if self.n_undated else table
@@ -91,12 +161,7 @@ class CorpusIndex:
         self.table = table
         self.dates = table["date"].combine_chunks()
         self._prefix_cache: dict[str, int] = {}
-        ids = table["corpus_id"].to_pylist()
-        self._row = {cid: i for i, cid in enumerate(ids)}
-        if len(self._row) != len(ids):
-            seen: set[str] = set()
-            dup = next(c for c in ids if c in seen or seen.add(c))  # type: ignore[func-returns-value]
-            raise SciprobeError(f"corpus has duplicate corpus_id values (e.g. {dup!r})")
+        self._row = {cid: i for i, cid in enumerate(table["corpus_id"].to_pylist())}
         self.ids = table["corpus_id"].combine_chunks()
         n = table.num_rows
         self.is_target = self._target_mask()
@@ -122,7 +187,9 @@ class CorpusIndex:
         path = Path(path)
         if not path.is_file():
             raise SciprobeError(f"corpus file {path} not found")
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+        check_corpus_columns(schema, path.name)
+        names = schema.names
         if columns is None and not lean:
             table = pq.read_table(path)
         else:
@@ -134,18 +201,12 @@ class CorpusIndex:
                 wanted = [leaves[c] if c in leaves and c not in extra else c for c in wanted]
             table = pq.ParquetFile(path).read(columns=wanted)
         pubs = read_author_publications(author_publications) if author_publications else ()
-        return cls(table, pubs)
+        return cls(table, pubs, path.name)
 
     def _target_mask(self) -> np.ndarray:
-        n = self.table.num_rows
-        mask = np.zeros(n, dtype=bool)
-        if "roles" in self.table.column_names and n:
-            roles = self.table["roles"].combine_chunks()
-            flat = pc.list_flatten(roles)
-            parents = pc.list_parent_indices(roles).to_numpy()
-            hit = pc.fill_null(pc.equal(flat, ROLE_TARGET), False).to_numpy(zero_copy_only=False)
-            mask[parents[hit]] = True
-        return mask
+        if "roles" not in self.table.column_names:
+            return np.zeros(self.table.num_rows, dtype=bool)
+        return role_mask(self.table["roles"])
 
     def _citation_edges(self) -> _Edges:
         n = self.table.num_rows
@@ -306,17 +367,26 @@ class HistoryView:
         return [r["corpus_id"] for r in (paper or {}).get("key_references") or []]
 
 
-def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
-    """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
+def read_key_values(path: Path | str) -> Iterator[tuple[str, list[str], str]]:
+    """Stream a ``{"key": text, "value": [text, ...]}`` JSON-lines file (``author_publications.jsonl``,
+    ``author_disambiguation.jsonl``) as ``(key, values, where)``; anything else is a one-line error (a number is
+    not coerced to an id, a 200,000-deep line is refused, a file with no lines has no items)."""
     path = Path(path)
     if not path.is_file():
-        raise SciprobeError(f"author publications file {path} not found")
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                yield str(record["key"]), [str(x) for x in record["value"]]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise SciprobeError(f"{path.name} line {number}: not a {{key, value}} record ({exc})") from None
+        raise SciprobeError(f"{path.name} not found in {path.parent}")
+    empty = True
+    for number, record in iter_json_lines(path):
+        where = f"{path.name} line {number}"
+        if not isinstance(record, dict) or "key" not in record or "value" not in record:
+            raise SciprobeError(f"{where}: not a {{key, value}} record")
+        key = text(record["key"], where, "key", required=True)
+        empty = False
+        yield key, text_list(record["value"], where, "value"), where  # type: ignore[misc]
+    if empty:
+        raise SciprobeError(f"{path.name}: the file has no items")
+
+
+def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
+    """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
+    for key, values, _ in read_key_values(path):
+        yield key, values

@@ -51,9 +51,12 @@ def target_rows(index: CorpusIndex, split: str) -> np.ndarray:
     return rows[np.argsort(index.file_row[rows], kind="stable")]
 
 
-def _column(index: CorpusIndex, name: str, rows: np.ndarray) -> list:
+def column_values(index: CorpusIndex, name: str, rows: np.ndarray) -> list:
+    """Values of one corpus column at the given rows (all None when the release has no such column)."""
     import pyarrow as pa
 
+    if name not in index.table.column_names:
+        return [None] * len(rows)
     return index.table[name].take(pa.array(rows, type=pa.int64())).to_pylist()
 
 
@@ -67,8 +70,8 @@ def contribution_targets(index: CorpusIndex, split: str) -> list[tuple[str, str,
     """(corpus_id, date, reference ids in H^{<t_p}) for targets with >= 1 key reference."""
     rows = target_rows(index, split)
     out = []
-    for cid, date, refs in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                               _column(index, "key_references", rows)):
+    for cid, date, refs in zip(column_values(index, "corpus_id", rows), column_values(index, "date", rows),
+                               column_values(index, "key_references", rows)):
         view = index.view(date)
         ref_ids = [r["corpus_id"] for r in refs or [] if r["corpus_id"] in view]
         if ref_ids:
@@ -80,8 +83,8 @@ def contribution_targets(index: CorpusIndex, split: str) -> list[tuple[str, str,
 def collaborator_instances(index: CorpusIndex, split: str) -> list[dict]:
     rows = target_rows(index, split)
     out = []
-    for cid, date, authors in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                                  _column(index, "authors", rows)):
+    for cid, date, authors in zip(column_values(index, "corpus_id", rows), column_values(index, "date", rows),
+                                  column_values(index, "authors", rows)):
         view = index.view(date)
         with_history = list(dict.fromkeys(a["author_id"] for a in authors or []
                                           if a.get("author_id") and view.author_history_rows(a["author_id"]).size))
@@ -96,8 +99,8 @@ def prior_work_instances(index: CorpusIndex, split: str) -> list[dict]:
     rows = target_rows(index, split)
     lengths = pc.fill_null(pc.list_value_length(index.table["key_references"]), 0).to_numpy()
     out = []
-    for cid, date, authors, refs in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                                        _column(index, "authors", rows), _column(index, "key_references", rows)):
+    columns = (column_values(index, name, rows) for name in ("corpus_id", "date", "authors", "key_references"))
+    for cid, date, authors, refs in zip(*columns):
         view = index.view(date)
         author_ids = list(dict.fromkeys(a["author_id"] for a in authors or [] if a.get("author_id")))
         eligible = any((lengths[view.author_history_rows(a)] > 0).any() for a in author_ids)
@@ -111,8 +114,8 @@ def prior_work_instances(index: CorpusIndex, split: str) -> list[dict]:
 def citation_instances(index: CorpusIndex, split: str) -> list[dict]:
     rows = target_rows(index, split)
     out = []
-    for cid, date, traj in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                               _column(index, "citation_trajectory", rows)):
+    for cid, date, traj in zip(column_values(index, "corpus_id", rows), column_values(index, "date", rows),
+                               column_values(index, "citation_trajectory", rows)):
         if traj is not None and len(traj) >= CITATION_HORIZON_MONTHS:
             out.append({"corpus_id": cid, "date": date, "label_12m": int(traj[CITATION_HORIZON_MONTHS - 1])})
     return out
@@ -162,7 +165,7 @@ def topic_label_sets(index: CorpusIndex, split: str, end: str | None = None) -> 
     rows = target_rows(index, split)
     if end is not None:
         rows = rows[rows < index.prefix(end)]
-    return [t for t in _column(index, "topics", rows) if t]
+    return [t for t in column_values(index, "topics", rows) if t]
 
 
 def monthly_topic_counts(index: CorpusIndex, split: str) -> dict[str, list[int]]:
@@ -170,7 +173,7 @@ def monthly_topic_counts(index: CorpusIndex, split: str) -> dict[str, list[int]]
     start, _ = WINDOWS[split]
     rows = target_rows(index, split)
     out: dict[str, list[int]] = {}
-    for date, topics in zip(_column(index, "date", rows), _column(index, "topics", rows)):
+    for date, topics in zip(column_values(index, "date", rows), column_values(index, "topics", rows)):
         month = min((dt.date.fromisoformat(date) - dt.date.fromisoformat(start)).days // 30, 11)
         for z in topics or []:
             out.setdefault(z, [0] * 12)[month] += 1
