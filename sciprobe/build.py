@@ -292,6 +292,8 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
                 report.skipped.append(name)
                 continue
             except datasets.exceptions.DatasetGenerationError as exc:  # raised while streaming rows
+                if isinstance(exc.__cause__, SciprobeError):
+                    raise exc.__cause__ from None
                 if not isinstance(exc.__cause__, EmptyAfterCutoff):
                     raise
                 report.skipped.append(name)

@@ -27,7 +27,7 @@ PRECISIONS: tuple[str, ...] = ("day", "month", "year")
 DATE_FORMATS: dict[str, str] = {"day": "YYYY-MM-DD", "month": "YYYY-MM", "year": "YYYY"}
 #: Deepest JSON nesting a release record may have (the releases use at most 4 levels).
 MAX_JSON_DEPTH = 32
-_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+_DATE = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?")  # ASCII digits only
 
 
 def shown(value: Any, limit: int = 80) -> str:
