@@ -23,6 +23,7 @@ Rows without a date can never be shown to precede t and are in no view (counted 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +145,7 @@ class _Edges:
 class CorpusIndex:
     """One split's corpus, date-sorted, with citation and authorship edges as row numbers."""
 
-    def __init__(self, table: pa.Table, author_publications: Iterable[tuple[str, Sequence[str]]] = (),
+    def __init__(self, table: pa.Table, author_publications: pa.Table | Iterable[tuple[str, Sequence[str]]] = (),
                  name: str = "corpus") -> None:
         missing = [c for c in ("corpus_id", "date") if c not in table.column_names]
         if missing:
@@ -166,6 +167,10 @@ class CorpusIndex:
         n = table.num_rows
         self.is_target = self._target_mask()
         self.citations = self._citation_edges()
+        if not isinstance(author_publications, pa.Table):
+            pairs = list(author_publications)
+            author_publications = pa.table({"key": pa.array([k for k, _ in pairs], pa.string()),
+                                            "value": pa.array([list(v) for _, v in pairs], pa.list_(pa.string()))})
         self.author_ids, self.authorship = self._author_edges(author_publications)
         starts, ends = self.authorship.offsets[:-1], self.authorship.offsets[1:]
         rows = np.append(self.authorship.rows, n)
@@ -200,7 +205,7 @@ class CorpusIndex:
                           "authors": "authors.list.element.author_id"}
                 wanted = [leaves[c] if c in leaves and c not in extra else c for c in wanted]
             table = pq.ParquetFile(path).read(columns=wanted)
-        pubs = read_author_publications(author_publications) if author_publications else ()
+        pubs = read_key_value_table(author_publications) if author_publications else ()
         return cls(table, pubs, path.name)
 
     def _target_mask(self) -> np.ndarray:
@@ -220,36 +225,34 @@ class CorpusIndex:
         cited_rows = pc.fill_null(cited, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
         return _Edges.build(cited_rows, citing[known].astype(np.int64), n, dedupe=True)
 
-    def _author_edges(self, extra: Iterable[tuple[str, Sequence[str]]]) -> tuple[dict[str, int], _Edges]:
-        codes: dict[str, int] = {}
-        key_parts: list[np.ndarray] = []
+    def _author_edges(self, extra: pa.Table) -> tuple[dict[str, int], _Edges]:
+        """Author -> rows edges from the corpus's own author lists and the author map (``key``, ``value``), with
+        Arrow compute: codes in order of first appearance (corpus authors, then the map's keys), map entries
+        outside this corpus counted in ``n_unknown_publications``."""
+        key_parts: list[pa.Array] = []
         row_parts: list[np.ndarray] = []
         if "authors" in self.table.column_names and self.table.num_rows:
             authors = self.table["authors"].combine_chunks()
             parents = pc.list_parent_indices(authors).to_numpy()
             flat_ids = pc.struct_field(pc.list_flatten(authors), "author_id")
-            valid = pc.is_valid(flat_ids).to_numpy(zero_copy_only=False)
-            enc = pc.dictionary_encode(flat_ids.filter(pc.is_valid(flat_ids)))
-            codes = {a: i for i, a in enumerate(enc.dictionary.to_pylist())}
-            key_parts.append(enc.indices.to_numpy().astype(np.int64))
-            row_parts.append(parents[valid].astype(np.int64))
-        unknown = 0
-        extra_keys: list[int] = []
-        extra_rows: list[int] = []
-        for author_id, corpus_ids in extra:
-            code = codes.setdefault(author_id, len(codes))
-            for cid in corpus_ids:
-                row = self._row.get(cid)
-                if row is None:
-                    unknown += 1
-                    continue
-                extra_keys.append(code)
-                extra_rows.append(row)
-        self.n_unknown_publications = unknown
-        key_parts.append(np.asarray(extra_keys, dtype=np.int64))
-        row_parts.append(np.asarray(extra_rows, dtype=np.int64))
-        edges = _Edges.build(np.concatenate(key_parts), np.concatenate(row_parts), len(codes), dedupe=True)
-        return codes, edges
+            valid = pc.is_valid(flat_ids)
+            key_parts.append(flat_ids.filter(valid))
+            row_parts.append(parents[valid.to_numpy(zero_copy_only=False)].astype(np.int64))
+        n_corpus = sum(len(k) for k in key_parts)
+        keys = extra["key"].combine_chunks() if extra.num_rows else pa.array([], pa.string())
+        enc = pc.dictionary_encode(pa.concat_arrays([*key_parts, keys]) if key_parts else keys)
+        codes_of = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dictionary = enc.dictionary.to_pylist()
+        values = extra["value"].combine_chunks() if extra.num_rows else pa.array([], pa.list_(pa.string()))
+        rows = pc.index_in(pc.list_flatten(values), value_set=self.ids)
+        known = pc.is_valid(rows).to_numpy(zero_copy_only=False)
+        self.n_unknown_publications = int(len(known) - known.sum())
+        line_codes = codes_of[n_corpus:]
+        extra_keys = line_codes[pc.list_parent_indices(values).to_numpy()][known] if len(known) else line_codes[:0]
+        extra_rows = pc.fill_null(rows, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
+        edges = _Edges.build(np.concatenate([codes_of[:n_corpus], extra_keys]),
+                             np.concatenate([*row_parts, extra_rows]), len(dictionary), dedupe=True)
+        return {a: i for i, a in enumerate(dictionary)}, edges
 
     # ------------------------------------------------------------ queries
     @property
@@ -386,7 +389,59 @@ def read_key_values(path: Path | str) -> Iterator[tuple[str, list[str], str]]:
         raise SciprobeError(f"{path.name}: the file has no items")
 
 
+KEY_VALUE_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.list_(pa.string()))])
+
+
+def _arrow_key_values(path: Path) -> pa.Table | None:
+    """The file read by Arrow's JSON reader with the exact schema (types are checked, nothing converted; a line
+    with another field, a null or a repeated key is left to the strict reader); None when anything is off."""
+    import pyarrow.json as pj
+
+    options = pj.ParseOptions(explicit_schema=KEY_VALUE_SCHEMA, unexpected_field_behavior="error")
+    try:
+        table = pj.read_json(path, parse_options=options).combine_chunks()
+    except (pa.ArrowException, UnicodeDecodeError, OSError):
+        return None
+    values = table["value"].chunk(0) if table.num_rows else None
+    if (not table.num_rows or table["key"].null_count or values.null_count
+            or pc.list_flatten(values).null_count or len(pc.unique(table["key"])) != table.num_rows):
+        return None
+    return table
+
+
+def file_key(path: Path) -> tuple:
+    """A file's identity while unchanged (resolved path, mtime, size): the key of the per-build memos."""
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=2)  # the two author files of the release being built
+def _key_value_table(path: str, file_key: tuple) -> pa.Table:
+    table = _arrow_key_values(Path(path))
+    if table is not None:
+        return table
+    keys: list[str] = []
+    values: list[list[str]] = []
+    seen: set[str] = set()
+    for key, vals, where in read_key_values(path):  # the strict reader says what is wrong
+        if key in seen:
+            raise SciprobeError(f"duplicate author_id {key!r}: {where} repeats an earlier line of {Path(path).name}")
+        seen.add(key)
+        keys.append(key)
+        values.append(vals)
+    return pa.table({"key": pa.array(keys, pa.string()), "value": pa.array(values, KEY_VALUE_SCHEMA.field(1).type)})
+
+
+def read_key_value_table(path: Path | str) -> pa.Table:
+    """A ``{"key", "value"}`` JSON-lines file as an Arrow table ``key: string, value: list<string>`` (checked like
+    :func:`read_key_values`: one-line errors, unique keys; memoised per file while it is unchanged)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SciprobeError(f"{path.name} not found in {path.parent}")
+    return _key_value_table(str(path), file_key(path))
+
+
 def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
     """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
-    for key, values, _ in read_key_values(path):
-        yield key, values
+    table = read_key_value_table(path)
+    yield from zip(table["key"].to_pylist(), table["value"].to_pylist())

@@ -30,8 +30,9 @@ import sciprobe.benchmarks.prescience.instances as inst
 from sciprobe.benchmarks.prescience.history import (
     CorpusIndex,
     check_corpus_file,
+    file_key,
     read_author_publications,
-    read_key_values,
+    read_key_value_table,
     role_mask,
 )
 from sciprobe.benchmarks.prescience.schema import PAIR_FORECAST_END, PAPER_SCHEMA, TEST_WINDOW
@@ -84,25 +85,10 @@ def iter_papers(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[dict]:
 
 
 def key_value_tables(path: Path, value_name: str, batch_rows: int = 65536) -> Iterator[pa.Table]:
-    """``{"key", "value"}`` lines as ``(author_id, value_name)`` Arrow tables; a key seen twice is refused."""
-    keys: list[str] = []
-    values: list[list[str]] = []
-    seen: set[str] = set()
-
-    def table() -> pa.Table:
-        return pa.table({"author_id": pa.array(keys, pa.string()), value_name: pa.array(values, _STRINGS)})
-
-    for key, vals, where in read_key_values(path):
-        if key in seen:
-            raise SciprobeError(f"duplicate author_id {key!r}: {where} repeats an earlier line of {path.name}")
-        seen.add(key)
-        keys.append(key)
-        values.append(vals)
-        if len(keys) == batch_rows:
-            yield table()
-            keys, values = [], []
-    if keys:
-        yield table()
+    """``{"key", "value"}`` lines as ``(author_id, value_name)`` Arrow tables (checked: text ids, unique keys)."""
+    table = read_key_value_table(path).rename_columns(["author_id", value_name])
+    for start in range(0, table.num_rows, batch_rows):
+        yield table.slice(start, batch_rows)
 
 
 def iter_jsonl(path: Path, value_name: str) -> Iterator[dict]:
@@ -156,16 +142,11 @@ def _topic_sets(index: CorpusIndex, split: str) -> pa.Table:
                      "topics": pa.array([topics[i] for i in keep], _STRINGS)})
 
 
-def _file_key(path: Path) -> tuple:
-    stat = path.stat()
-    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
-
-
 def split_instances(source: Path, split: str) -> SplitInstances:
     """The instance sets of one split, derived from one index of its corpus (memoised per release file)."""
     corpus = _file(source, CORPUS_FILES[split])
     pubs = Path(source) / AUTHOR_PUBLICATIONS
-    return _split_instances(str(Path(source)), split, _file_key(corpus), _file_key(pubs) if pubs.is_file() else None)
+    return _split_instances(str(Path(source)), split, file_key(corpus), file_key(pubs) if pubs.is_file() else None)
 
 
 @functools.lru_cache(maxsize=2)  # the two splits of the release being built; instance sets are small
