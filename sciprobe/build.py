@@ -92,7 +92,10 @@ def _fresh_batches(table: Any) -> Iterator[Any]:
 
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table.combine_chunks(), max_chunksize=BATCH_ROWS)  # cut per chunk: one chunk
+        for start in range(0, table.num_rows, BATCH_ROWS):
+            piece = table.slice(start, BATCH_ROWS)
+            # one record batch per piece: only a piece that spans two chunks is copied to join them
+            writer.write_table(piece.combine_chunks() if piece.column(0).num_chunks > 1 else piece)
     for batch in pa.ipc.open_stream(sink.getvalue()):
         yield pa.Table.from_batches([batch])
 

@@ -114,6 +114,14 @@ def check_corpus_file(path: Path) -> None:
     parsed_date_column(table["date"], path.name)
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of integers by one sort (numpy 2's hash-based unique is several times slower here)."""
+    values = np.sort(values)
+    if values.size:
+        values = values[np.concatenate(([True], values[1:] != values[:-1]))]
+    return values
+
+
 def _offsets(keys: np.ndarray, n_keys: int) -> np.ndarray:
     """Start offsets (length n_keys + 1) of each key in a sorted key array."""
     return np.searchsorted(keys, np.arange(n_keys + 1), side="left")
@@ -128,12 +136,12 @@ class _Edges:
 
     @classmethod
     def build(cls, keys: np.ndarray, rows: np.ndarray, n_keys: int, dedupe: bool = False) -> _Edges:
-        order = np.lexsort((rows, keys))
-        keys, rows = keys[order], rows[order]
-        if dedupe and keys.size:
-            keep = np.concatenate(([True], (keys[1:] != keys[:-1]) | (rows[1:] != rows[:-1])))
-            keys, rows = keys[keep], rows[keep]
-        return cls(rows.astype(np.int64), _offsets(keys, n_keys))
+        # one int64 sort of key * span + row orders by key, then row (a lexsort of the pair, without the argsort)
+        span = int(rows.max()) + 1 if rows.size else 1
+        combined = keys.astype(np.int64) * span + rows.astype(np.int64)
+        combined = sorted_unique(combined) if dedupe else np.sort(combined)
+        keys, rows = np.divmod(combined, span)
+        return cls(rows, _offsets(keys, n_keys))
 
     def rows_of(self, key: int) -> np.ndarray:
         return self.rows[self.offsets[key]:self.offsets[key + 1]]
@@ -162,7 +170,6 @@ class CorpusIndex:
         self.table = table
         self.dates = table["date"].combine_chunks()
         self._prefix_cache: dict[str, int] = {}
-        self._row = {cid: i for i, cid in enumerate(table["corpus_id"].to_pylist())}
         self.ids = table["corpus_id"].combine_chunks()
         n = table.num_rows
         self.is_target = self._target_mask()
@@ -171,13 +178,27 @@ class CorpusIndex:
             pairs = list(author_publications)
             author_publications = pa.table({"key": pa.array([k for k, _ in pairs], pa.string()),
                                             "value": pa.array([list(v) for _, v in pairs], pa.list_(pa.string()))})
-        self.author_ids, self.authorship = self._author_edges(author_publications)
-        starts, ends = self.authorship.offsets[:-1], self.authorship.offsets[1:]
-        rows = np.append(self.authorship.rows, n)
-        #: per author code: row of the first publication (n when none is in the corpus)
-        self.author_first_row = np.where(ends > starts, rows[np.minimum(starts, rows.size - 1)], n)
-        self.author_names = np.array(list(self.author_ids), dtype=object)
+        self.authorship = self._author_edges(author_publications)
         assert self.citations.offsets.size == n + 1
+
+    # lookups by id, built on first use (the build's vectorised instance sets need none of them)
+    @functools.cached_property
+    def _row(self) -> dict[str, int]:
+        return {cid: i for i, cid in enumerate(self.ids.to_pylist())}
+
+    @functools.cached_property
+    def author_ids(self) -> dict[str, int]:
+        """Author id -> code."""
+        return {a: i for i, a in enumerate(self.author_dictionary.to_pylist())}
+
+    @functools.cached_property
+    def author_names(self) -> np.ndarray:
+        return np.array(self.author_dictionary.to_pylist(), dtype=object)
+
+    @functools.cached_property
+    def author_first_row(self) -> np.ndarray:
+        """Per author code: row of the first publication (n when none is in the corpus)."""
+        return self.author_first_rows()
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -225,7 +246,7 @@ class CorpusIndex:
         cited_rows = pc.fill_null(cited, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
         return _Edges.build(cited_rows, citing[known].astype(np.int64), n, dedupe=True)
 
-    def _author_edges(self, extra: pa.Table) -> tuple[dict[str, int], _Edges]:
+    def _author_edges(self, extra: pa.Table) -> _Edges:
         """Author -> rows edges from the corpus's own author lists and the author map (``key``, ``value``), with
         Arrow compute: codes in order of first appearance (corpus authors, then the map's keys), map entries
         outside this corpus counted in ``n_unknown_publications``."""
@@ -242,7 +263,8 @@ class CorpusIndex:
         keys = extra["key"].combine_chunks() if extra.num_rows else pa.array([], pa.string())
         enc = pc.dictionary_encode(pa.concat_arrays([*key_parts, keys]) if key_parts else keys)
         codes_of = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        dictionary = enc.dictionary.to_pylist()
+        #: author code -> author id (Arrow), for vectorised lookups
+        self.author_dictionary = enc.dictionary
         values = extra["value"].combine_chunks() if extra.num_rows else pa.array([], pa.list_(pa.string()))
         rows = pc.index_in(pc.list_flatten(values), value_set=self.ids)
         known = pc.is_valid(rows).to_numpy(zero_copy_only=False)
@@ -250,14 +272,42 @@ class CorpusIndex:
         line_codes = codes_of[n_corpus:]
         extra_keys = line_codes[pc.list_parent_indices(values).to_numpy()][known] if len(known) else line_codes[:0]
         extra_rows = pc.fill_null(rows, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
-        edges = _Edges.build(np.concatenate([codes_of[:n_corpus], extra_keys]),
-                             np.concatenate([*row_parts, extra_rows]), len(dictionary), dedupe=True)
-        return {a: i for i, a in enumerate(dictionary)}, edges
+        return _Edges.build(np.concatenate([codes_of[:n_corpus], extra_keys]),
+                            np.concatenate([*row_parts, extra_rows]), len(enc.dictionary), dedupe=True)
 
     # ------------------------------------------------------------ queries
     @property
     def n_papers(self) -> int:
         return self.table.num_rows
+
+    @functools.cached_property
+    def row_prefix(self) -> np.ndarray:
+        """Per row: the number of papers dated strictly before it (= ``prefix(its date)``, the size of its H^{<t})."""
+        n = self.table.num_rows
+        if not n:
+            return np.zeros(0, dtype=np.int64)
+        new = np.ones(n, dtype=bool)
+        new[1:] = pc.not_equal(self.dates.slice(1), self.dates.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(new)
+        return starts[np.cumsum(new) - 1]
+
+    def author_codes(self, author_ids: pa.Array) -> np.ndarray:
+        """Codes of author ids (-1 for an id this index does not know, or a null)."""
+        codes = pc.index_in(author_ids, value_set=self.author_dictionary)
+        return pc.fill_null(codes, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def author_first_rows(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per author code: the first row of the author's papers (those where ``mask`` is true, if given); n when
+        there is none."""
+        n, offsets, rows = self.table.num_rows, self.authorship.offsets, self.authorship.rows
+        keys = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        if mask is not None:
+            keys, rows = keys[mask[rows]], rows[mask[rows]]
+        first = np.full(len(offsets) - 1, n, dtype=np.int64)
+        if keys.size:  # keys are sorted and rows sorted within a key: a key's first entry is its earliest row
+            at = np.concatenate(([True], keys[1:] != keys[:-1]))
+            first[keys[at]] = rows[at]
+        return first
 
     def prefix(self, t: str) -> int:
         """Number of papers dated strictly before ``t`` (= the rows of H^{<t}); memoised per date."""

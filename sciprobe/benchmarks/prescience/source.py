@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -34,6 +35,7 @@ from sciprobe.benchmarks.prescience.history import (
     read_author_publications,
     read_key_value_table,
     role_mask,
+    sorted_unique,
 )
 from sciprobe.benchmarks.prescience.schema import PAIR_FORECAST_END, PAPER_SCHEMA, TEST_WINDOW
 from sciprobe.errors import SciprobeError
@@ -110,7 +112,10 @@ def load_index(source: Path, split: str, columns: tuple[str, ...] = (), lean: bo
 class SplitInstances:
     """Every instance set of one split corpus, as Arrow tables in the order upstream samples from."""
 
-    contribution_targets: pa.Table  # corpus_id, date, references (ids in H^{<t_p})
+    #: corpus_id, date, references (ids in H^{<t_p}) + where each text is: ``text_at`` (target) and
+    #: ``reference_text_at`` (its references), rows of the texts read at ``text_rows`` of the corpus file
+    contribution_targets: pa.Table
+    text_rows: np.ndarray
     collaborator_prediction: pa.Table
     prior_work_selection: pa.Table
     citation_prediction: pa.Table
@@ -122,13 +127,6 @@ def _rows_table(rows: list[dict], columns: dict[str, pa.DataType]) -> pa.Table:
     return pa.table({name: pa.array([r[name] for r in rows], type=kind) for name, kind in columns.items()})
 
 
-_RANKING_COLUMNS = {
-    "collaborator_prediction": {"corpus_id": pa.string(), "date": pa.string(), "seed_author_id": pa.string(),
-                                "gold_author_ids": _STRINGS},
-    "prior_work_selection": {"corpus_id": pa.string(), "date": pa.string(), "author_ids": _STRINGS,
-                             "gold_corpus_ids": _STRINGS},
-    "citation_prediction": {"corpus_id": pa.string(), "date": pa.string(), "label_12m": pa.int64()},
-}
 _FUTURE_COLUMNS = {"corpus_id": pa.string(), "date": pa.string(), "gold_corpus_ids": _STRINGS,
                    "gold_counts": pa.list_(pa.int64())}
 
@@ -149,25 +147,32 @@ def split_instances(source: Path, split: str) -> SplitInstances:
     return _split_instances(str(Path(source)), split, file_key(corpus), file_key(pubs) if pubs.is_file() else None)
 
 
+def _with_text_rows(index: CorpusIndex, targets: pa.Table) -> tuple[pa.Table, np.ndarray]:
+    """Where the texts of the targets and their references are in the corpus file: the sorted file rows to read,
+    and for each target / reference the position of its text among them."""
+    refs = targets["references"].combine_chunks()
+    file_row = index.file_row.astype(np.int64)
+    target_rows = file_row[pc.index_in(targets["corpus_id"], value_set=index.ids).to_numpy(zero_copy_only=False)]
+    ref_rows = file_row[pc.index_in(refs.flatten(), value_set=index.ids).to_numpy(zero_copy_only=False)]
+    text_rows = sorted_unique(np.concatenate([target_rows, ref_rows]))
+    ref_at = pa.ListArray.from_arrays(pc.subtract(refs.offsets, refs.offsets[0]),
+                                      pa.array(np.searchsorted(text_rows, ref_rows)))
+    return (targets.append_column("text_at", pa.array(np.searchsorted(text_rows, target_rows)))
+            .append_column("reference_text_at", ref_at)), text_rows
+
+
 @functools.lru_cache(maxsize=2)  # the two splits of the release being built; instance sets are small
 def _split_instances(source: str, split: str, corpus_key: tuple, pubs_key: tuple | None) -> SplitInstances:
     index = load_index(Path(source), split, INSTANCE_COLUMNS)
-    targets = inst.contribution_targets(index, split)
-    contribution = pa.table({"corpus_id": pa.array([t[0] for t in targets], pa.string()),
-                             "date": pa.array([t[1] for t in targets], pa.string()),
-                             "references": pa.array([t[2] for t in targets], _STRINGS)})
-    del targets
-    ranking = {name: _rows_table(make(index, split), _RANKING_COLUMNS[name])
-               for name, make in _RANKING_MAKERS.items()}
     future = (_rows_table(inst.future_combination_instances(index, split), _FUTURE_COLUMNS)
               if split == "test" else None)
-    return SplitInstances(contribution, ranking["collaborator_prediction"], ranking["prior_work_selection"],
-                          ranking["citation_prediction"], future, _topic_sets(index, split))
+    targets, text_rows = _with_text_rows(index, inst.contribution_target_table(index, split))
+    return SplitInstances(targets, text_rows, inst.collaborator_table(index, split),
+                          inst.prior_work_table(index, split), inst.citation_table(index, split), future,
+                          _topic_sets(index, split))
 
 
-_RANKING_MAKERS = {"collaborator_prediction": inst.collaborator_instances,
-                   "prior_work_selection": inst.prior_work_instances,
-                   "citation_prediction": inst.citation_instances}
+_RANKING_CONFIGS = ("collaborator_prediction", "prior_work_selection", "citation_prediction")
 
 
 def _sample_positions(ids: pa.Array, n: int, options: Mapping[str, Any]) -> pa.Array:
@@ -180,43 +185,35 @@ def _sample_positions(ids: pa.Array, n: int, options: Mapping[str, Any]) -> pa.A
 
 # ---------------------------------------------------------------- contribution rows (T1)
 
-def _corpus_texts(source: Path, split: str, ids: pa.Array) -> pa.Table:
-    """``corpus_id, title, abstract`` of the given ids (one scan of three columns; missing text -> "")."""
-    wanted = pc.unique(ids)
-    parts = []
+def _corpus_texts(source: Path, split: str, rows: np.ndarray) -> pa.Table:
+    """``title, abstract`` of the given (sorted) rows of the split's corpus file, in that order (one scan of the two
+    columns, keeping only those rows; missing text -> "")."""
+    parts, start = [], 0
     parquet = pq.ParquetFile(_file(source, CORPUS_FILES[split]))
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["corpus_id", "title", "abstract"]):
-        hit = batch.filter(pc.is_in(batch.column(0), value_set=wanted))
-        if hit.num_rows:
-            parts.append(pa.Table.from_batches([hit]))
-    if not parts:
-        return pa.table({"corpus_id": pa.array([], pa.string()), "title": pa.array([], pa.string()),
-                         "abstract": pa.array([], pa.string())})
-    table = pa.concat_tables(parts).combine_chunks()
-    return pa.table({"corpus_id": table["corpus_id"], "title": pc.fill_null(table["title"].cast(pa.string()), ""),
-                     "abstract": pc.fill_null(table["abstract"].cast(pa.string()), "")})
-
-
-def _text_of(texts: pa.Table, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
-    at = pc.index_in(ids, value_set=texts["corpus_id"])
-    title = pc.fill_null(pc.take(texts["title"], at), "").combine_chunks()
-    abstract = pc.fill_null(pc.take(texts["abstract"], at), "").combine_chunks()
-    return title, abstract
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["title", "abstract"]):
+        lo, hi = np.searchsorted(rows, [start, start + batch.num_rows])
+        if hi > lo:
+            parts.append(pa.Table.from_batches([batch]).take(pa.array(rows[lo:hi] - start)))
+        start += batch.num_rows
+    columns = {"title": pa.array([], pa.string()), "abstract": pa.array([], pa.string())}
+    if parts:
+        table = pa.concat_tables(parts).combine_chunks()
+        columns = {name: pc.fill_null(table[name].cast(pa.string()), "") for name in columns}
+    return pa.table(columns)
 
 
 def contribution_tables(targets: pa.Table, texts: pa.Table, chunk: int = CONTRIBUTION_CHUNK) -> Iterator[pa.Table]:
     """T1 rows (corpus_id, date, references with texts, gold title and abstract), ``chunk`` targets at a time."""
+    title, abstract = texts["title"].combine_chunks(), texts["abstract"].combine_chunks()
     for start in range(0, targets.num_rows, chunk):
         part = targets.slice(start, chunk).combine_chunks()
-        refs = part["references"].chunk(0) if part.num_rows else pa.array([], _STRINGS)
-        ref_ids = refs.flatten()
-        ref_title, ref_abstract = _text_of(texts, ref_ids)
-        offsets = pc.subtract(refs.offsets, refs.offsets[0])
-        references = pa.ListArray.from_arrays(offsets, pa.StructArray.from_arrays(
-            [ref_ids, ref_title, ref_abstract], names=["corpus_id", "title", "abstract"]))
-        title, abstract = _text_of(texts, part["corpus_id"].combine_chunks())
+        refs = part["references"].chunk(0)
+        ref_at = part["reference_text_at"].chunk(0).flatten()
+        references = pa.ListArray.from_arrays(pc.subtract(refs.offsets, refs.offsets[0]), pa.StructArray.from_arrays(
+            [refs.flatten(), title.take(ref_at), abstract.take(ref_at)], names=["corpus_id", "title", "abstract"]))
+        at = part["text_at"].chunk(0)
         yield pa.table({"corpus_id": part["corpus_id"], "date": part["date"], "references": references,
-                        "title": title, "abstract": abstract})
+                        "title": title.take(at), "abstract": abstract.take(at)})
 
 
 def _contribution_splits(source: Path, options: Mapping[str, Any]) -> Iterator[tuple[str, Iterator[pa.Table]]]:
@@ -225,11 +222,11 @@ def _contribution_splits(source: Path, options: Mapping[str, Any]) -> Iterator[t
     texts: dict[str, pa.Table] = {}
 
     def rows(split: str, subset: int | None) -> Iterator[pa.Table]:
-        targets = split_instances(source, split).contribution_targets
+        instances = split_instances(source, split)
+        targets = instances.contribution_targets
         if split not in texts:
             texts.clear()  # one split's texts alive at a time
-            texts[split] = _corpus_texts(source, split, pa.concat_arrays(
-                [targets["corpus_id"].combine_chunks(), targets["references"].combine_chunks().flatten()]))
+            texts[split] = _corpus_texts(source, split, instances.text_rows)
         if subset is not None:
             targets = targets.take(_sample_positions(targets["corpus_id"].combine_chunks(), 5000, options)[:subset])
         yield from contribution_tables(targets, texts[split])
@@ -288,13 +285,13 @@ def _topic_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
 
 
 def _task_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterator[tuple[str, Iterator[pa.Table]]]:
-    if config not in (*_RANKING_MAKERS, "contribution_generation", "future_combination", "topic_trends",
+    if config not in (*_RANKING_CONFIGS, "contribution_generation", "future_combination", "topic_trends",
                       "topic_pair_trends"):
         raise SciprobeError(f"unknown PreScience config {config!r}")
     _file(source, CORPUS_FILES["test"])  # fail early, before the builder starts writing
     if config == "contribution_generation":
         yield from _contribution_splits(source, options)
-    elif config in _RANKING_MAKERS:
+    elif config in _RANKING_CONFIGS:
         splits = [("train", "train", None), ("test", "test", None)]
         if config != "citation_prediction":
             splits.insert(1, ("dev_1000", "train", "dev_1000"))
