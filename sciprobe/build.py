@@ -100,7 +100,7 @@ def _fresh_batches(table: Any) -> Iterator[Any]:
         yield pa.Table.from_batches([batch])
 
 
-def record_batches(tables: Iterable[Any], min_rows: int = 16 * BATCH_ROWS) -> Iterator[Any]:
+def record_batches(tables: Iterable[Any], min_rows: int = BATCH_ROWS) -> Iterator[Any]:
     """Re-cut a stream of tables into tables of exactly ``BATCH_ROWS`` rows (the last one: the rest), as
     ``datasets`` writes examples: the Arrow files, the Parquet shards and the sizes in the card come out the same
     whether a reader yields rows or Arrow tables."""
@@ -143,6 +143,9 @@ def split_tables(rows: Any, features: Any, cutoff: dt.date | None, where: str, c
                 yield table
 
     yield from record_batches(filtered())
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # a finished split's working memory goes back to the system
 
 
 def builder_class(benchmark: Benchmark) -> type:

@@ -98,16 +98,21 @@ def parsed_date_column(dates: Any, where: str) -> Any:
     if ok.all():
         fixed = values.cast(pa.binary(10))
         raw = np.frombuffer(fixed.buffers()[1], dtype=np.uint8, count=(fixed.offset + len(fixed)) * 10)
-        chars = raw[fixed.offset * 10:].reshape(len(fixed), 10).astype(np.int64)
-        digit = chars - ord("0")
-        ok = ((digit[:, [0, 1, 2, 3, 5, 6, 8, 9]] >= 0) & (digit[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9)).all(axis=1)
-        ok &= (chars[:, 4] == ord("-")) & (chars[:, 7] == ord("-"))
-        year = digit[:, 0] * 1000 + digit[:, 1] * 100 + digit[:, 2] * 10 + digit[:, 3]
-        month = digit[:, 5] * 10 + digit[:, 6]
-        day = digit[:, 8] * 10 + digit[:, 9]
+        chars = raw[fixed.offset * 10:].reshape(len(fixed), 10)
+        dashes = (chars[:, 4] == ord("-")) & (chars[:, 7] == ord("-"))
+
+        def number(columns: slice) -> np.ndarray:
+            digits = chars[:, columns] - np.uint8(ord("0"))  # wraps below "0": anything but a digit is > 9
+            ok_digits = (digits <= 9).all(axis=1)
+            value = np.zeros(len(chars), dtype=np.int32)
+            for k in range(digits.shape[1]):
+                value = value * 10 + digits[:, k]
+            return np.where(ok_digits, value, -1)
+
+        year, month, day = number(slice(0, 4)), number(slice(5, 7)), number(slice(8, 10))
         leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-        last = np.asarray(_DAYS_IN_MONTH)[np.clip(month, 0, 12)] + (leap & (month == 2))
-        ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= last)
+        last = np.asarray(_DAYS_IN_MONTH, dtype=np.int32)[np.clip(month, 0, 12)] + (leap & (month == 2))
+        ok = dashes & (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= last)
     if not ok.all():
         value = values[int(np.flatnonzero(~ok)[0])].as_py()
         parse_release_date(value, where, ("day",))  # raises with the reason

@@ -96,6 +96,26 @@ def test_declared_precision_limits_what_is_accepted():
             release_year(bad, "x")
 
 
+@pytest.mark.parametrize("value", ["2025-01-08", "2024-02-29", "2000-02-29", "0001-01-01", "9999-12-31",
+                                   "2025-02-30", "2023-02-29", "1900-02-29", "0000-01-01", "2025-13-01", "2025-00-10",
+                                   "2025-01-00", "2025-1-8", " 2025-01-8", "2025-01-08 ", "2025/01/08", "2025-01-3:",
+                                   "abcd-ef-gh", "２０２５-01-08", "2025-01", "2025"])
+def test_the_column_parser_agrees_with_the_one_date_parser(value):
+    """Stored date columns are checked in Arrow/numpy; they accept exactly the days the scalar parser accepts."""
+    from sciprobe.cutoffs import parsed_date_column
+
+    column = pa.array(["2020-01-01", value, None]).slice(1)
+    try:
+        expected = parse_release_date(value, "f", ("day",))
+    except SciprobeError as exc:
+        with pytest.raises(SciprobeError) as info:
+            parsed_date_column(column, "f")
+        assert str(info.value) == str(exc)
+    else:
+        days = parsed_date_column(column, "f")
+        assert str(days[0]) == expected.iso and str(days[1]) == "NaT"
+
+
 def test_nesting_limit_is_checked_without_recursion():
     deep: list = []
     for _ in range(100_000):

@@ -100,12 +100,18 @@ def check_corpus_ids(ids: pa.ChunkedArray | pa.Array, name: str) -> None:
         raise SciprobeError(f"duplicate corpus_id {shown(repeated[0]['values'].as_py())} in {name}")
 
 
+def open_parquet(path: Path | str) -> pq.ParquetFile:
+    """A release Parquet file read column chunk by column chunk through a small buffer (not a whole row group
+    pre-buffered: half the peak memory of a scan, and no more CPU)."""
+    return pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
+
+
 def check_corpus_file(path: Path) -> None:
     """A release corpus file: readable Parquet, released column kinds, >= 1 paper, unique ids, ISO dates."""
     try:
         schema = pq.read_schema(path)
         check_corpus_columns(schema, path.name)
-        table = pq.read_table(path, columns=["corpus_id", "date"])
+        table = open_parquet(path).read(columns=["corpus_id", "date"], use_threads=False)
     except (pa.ArrowException, OSError) as exc:
         raise SciprobeError(f"cannot read {path.name}: {exc}".replace("\n", " ")) from None
     if not table.num_rows:
@@ -136,12 +142,18 @@ class _Edges:
 
     @classmethod
     def build(cls, keys: np.ndarray, rows: np.ndarray, n_keys: int, dedupe: bool = False) -> _Edges:
-        # one int64 sort of key * span + row orders by key, then row (a lexsort of the pair, without the argsort)
+        # one in-place int64 sort of key * span + row orders by key, then row (a lexsort of the pair, without the
+        # argsort and its copies: these arrays hold millions of edges)
         span = int(rows.max()) + 1 if rows.size else 1
-        combined = keys.astype(np.int64) * span + rows.astype(np.int64)
-        combined = sorted_unique(combined) if dedupe else np.sort(combined)
-        keys, rows = np.divmod(combined, span)
-        return cls(rows, _offsets(keys, n_keys))
+        combined = keys.astype(np.int64)
+        combined *= span
+        combined += rows
+        combined.sort()
+        if dedupe and combined.size:
+            combined = combined[np.concatenate(([True], combined[1:] != combined[:-1]))]
+        keys = combined // span
+        combined -= keys * span  # now the rows
+        return cls(combined, _offsets(keys, n_keys))
 
     def rows_of(self, key: int) -> np.ndarray:
         return self.rows[self.offsets[key]:self.offsets[key + 1]]
@@ -225,7 +237,7 @@ class CorpusIndex:
                 leaves = {"key_references": "key_references.list.element.corpus_id",
                           "authors": "authors.list.element.author_id"}
                 wanted = [leaves[c] if c in leaves and c not in extra else c for c in wanted]
-            table = pq.ParquetFile(path).read(columns=wanted)
+            table = open_parquet(path).read(columns=wanted, use_threads=not lean)  # lean: the build's, one thread
         pubs = read_key_value_table(author_publications) if author_publications else ()
         return cls(table, pubs, path.name)
 
@@ -250,30 +262,30 @@ class CorpusIndex:
         """Author -> rows edges from the corpus's own author lists and the author map (``key``, ``value``), with
         Arrow compute: codes in order of first appearance (corpus authors, then the map's keys), map entries
         outside this corpus counted in ``n_unknown_publications``."""
-        key_parts: list[pa.Array] = []
-        row_parts: list[np.ndarray] = []
+        keys = extra["key"].combine_chunks() if extra.num_rows else pa.array([], pa.string())
+        corpus_rows = np.zeros(0, dtype=np.int64)
         if "authors" in self.table.column_names and self.table.num_rows:
             authors = self.table["authors"].combine_chunks()
-            parents = pc.list_parent_indices(authors).to_numpy()
             flat_ids = pc.struct_field(pc.list_flatten(authors), "author_id")
             valid = pc.is_valid(flat_ids)
-            key_parts.append(flat_ids.filter(valid))
-            row_parts.append(parents[valid.to_numpy(zero_copy_only=False)].astype(np.int64))
-        n_corpus = sum(len(k) for k in key_parts)
-        keys = extra["key"].combine_chunks() if extra.num_rows else pa.array([], pa.string())
-        enc = pc.dictionary_encode(pa.concat_arrays([*key_parts, keys]) if key_parts else keys)
-        codes_of = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            corpus_rows = pc.list_parent_indices(authors).filter(valid).to_numpy().astype(np.int64)
+            keys = pa.concat_arrays([flat_ids.filter(valid), keys])
+            del flat_ids, valid
+        enc = pc.dictionary_encode(keys)
+        del keys
         #: author code -> author id (Arrow), for vectorised lookups
         self.author_dictionary = enc.dictionary
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        n_corpus = len(corpus_rows)
         values = extra["value"].combine_chunks() if extra.num_rows else pa.array([], pa.list_(pa.string()))
         rows = pc.index_in(pc.list_flatten(values), value_set=self.ids)
         known = pc.is_valid(rows).to_numpy(zero_copy_only=False)
         self.n_unknown_publications = int(len(known) - known.sum())
-        line_codes = codes_of[n_corpus:]
-        extra_keys = line_codes[pc.list_parent_indices(values).to_numpy()][known] if len(known) else line_codes[:0]
-        extra_rows = pc.fill_null(rows, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
-        return _Edges.build(np.concatenate([codes_of[:n_corpus], extra_keys]),
-                            np.concatenate([*row_parts, extra_rows]), len(enc.dictionary), dedupe=True)
+        extra_keys = codes[n_corpus:][pc.list_parent_indices(values).to_numpy()[known]]
+        extra_rows = rows.filter(pc.is_valid(rows)).to_numpy()
+        del rows, known
+        return _Edges.build(np.concatenate([codes[:n_corpus], extra_keys]), np.concatenate([corpus_rows, extra_rows]),
+                            len(enc.dictionary), dedupe=True)
 
     # ------------------------------------------------------------ queries
     @property
@@ -448,8 +460,9 @@ def _arrow_key_values(path: Path) -> pa.Table | None:
     import pyarrow.json as pj
 
     options = pj.ParseOptions(explicit_schema=KEY_VALUE_SCHEMA, unexpected_field_behavior="error")
-    try:
-        table = pj.read_json(path, parse_options=options).combine_chunks()
+    try:  # one thread: as fast here, and no per-thread memory left behind
+        table = pj.read_json(path, read_options=pj.ReadOptions(use_threads=False),
+                             parse_options=options).combine_chunks()
     except (pa.ArrowException, UnicodeDecodeError, OSError):
         return None
     values = table["value"].chunk(0) if table.num_rows else None
@@ -468,6 +481,7 @@ def file_key(path: Path) -> tuple:
 @functools.lru_cache(maxsize=2)  # the two author files of the release being built
 def _key_value_table(path: str, file_key: tuple) -> pa.Table:
     table = _arrow_key_values(Path(path))
+    pa.default_memory_pool().release_unused()  # the JSON reader's working memory
     if table is not None:
         return table
     keys: list[str] = []

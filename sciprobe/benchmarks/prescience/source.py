@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 import sciprobe.benchmarks.prescience.instances as inst
 from sciprobe.benchmarks.prescience.history import (
     CorpusIndex,
     check_corpus_file,
     file_key,
+    open_parquet,
     read_author_publications,
     read_key_value_table,
     role_mask,
@@ -76,7 +76,7 @@ def _paper_table(batch: pa.RecordBatch) -> pa.Table:
 def paper_tables(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
     """The corpus of one split file as Arrow tables (checked first: types, ids, dates, not empty)."""
     check_corpus_file(path)
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+    for batch in open_parquet(path).iter_batches(batch_size=batch_rows, use_threads=False):
         yield _paper_table(batch)
 
 
@@ -167,9 +167,12 @@ def _split_instances(source: str, split: str, corpus_key: tuple, pubs_key: tuple
     future = (_rows_table(inst.future_combination_instances(index, split), _FUTURE_COLUMNS)
               if split == "test" else None)
     targets, text_rows = _with_text_rows(index, inst.contribution_target_table(index, split))
-    return SplitInstances(targets, text_rows, inst.collaborator_table(index, split),
-                          inst.prior_work_table(index, split), inst.citation_table(index, split), future,
-                          _topic_sets(index, split))
+    instances = SplitInstances(targets, text_rows, inst.collaborator_table(index, split),
+                               inst.prior_work_table(index, split), inst.citation_table(index, split), future,
+                               _topic_sets(index, split))
+    del index
+    pa.default_memory_pool().release_unused()  # the index was the largest thing alive: give its pages back
+    return instances
 
 
 _RANKING_CONFIGS = ("collaborator_prediction", "prior_work_selection", "citation_prediction")
@@ -187,18 +190,23 @@ def _sample_positions(ids: pa.Array, n: int, options: Mapping[str, Any]) -> pa.A
 
 def _corpus_texts(source: Path, split: str, rows: np.ndarray) -> pa.Table:
     """``title, abstract`` of the given (sorted) rows of the split's corpus file, in that order (one scan of the two
-    columns, keeping only those rows; missing text -> "")."""
-    parts, start = [], 0
-    parquet = pq.ParquetFile(_file(source, CORPUS_FILES[split]))
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["title", "abstract"]):
+    columns keeping only those rows; missing text -> ""). Each column is joined once, from per-batch pieces."""
+    pieces: dict[str, list[pa.Array]] = {"title": [], "abstract": []}
+    start = 0
+    parquet = open_parquet(_file(source, CORPUS_FILES[split]))
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(pieces), use_threads=False):
         lo, hi = np.searchsorted(rows, [start, start + batch.num_rows])
         if hi > lo:
-            parts.append(pa.Table.from_batches([batch]).take(pa.array(rows[lo:hi] - start)))
+            at = pa.array(rows[lo:hi] - start)
+            for name, parts in pieces.items():
+                parts.append(pc.fill_null(batch.column(name).cast(pa.string()).take(at), ""))
         start += batch.num_rows
-    columns = {"title": pa.array([], pa.string()), "abstract": pa.array([], pa.string())}
-    if parts:
-        table = pa.concat_tables(parts).combine_chunks()
-        columns = {name: pc.fill_null(table[name].cast(pa.string()), "") for name in columns}
+    columns = {}
+    for name in list(pieces):
+        parts = pieces.pop(name)
+        columns[name] = pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+        del parts
+    pa.default_memory_pool().release_unused()
     return pa.table(columns)
 
 
@@ -222,10 +230,12 @@ def _contribution_splits(source: Path, options: Mapping[str, Any]) -> Iterator[t
     texts: dict[str, pa.Table] = {}
 
     def rows(split: str, subset: int | None) -> Iterator[pa.Table]:
+        if split not in texts:
+            texts.clear()  # one split's texts alive at a time, and not while the next split's index is built
+            pa.default_memory_pool().release_unused()
         instances = split_instances(source, split)
         targets = instances.contribution_targets
         if split not in texts:
-            texts.clear()  # one split's texts alive at a time
             texts[split] = _corpus_texts(source, split, instances.text_rows)
         if subset is not None:
             targets = targets.take(_sample_positions(targets["corpus_id"].combine_chunks(), 5000, options)[:subset])
