@@ -131,6 +131,8 @@ def split_tables(rows: Any, features: Any, cutoff: dt.date | None, where: str, c
                  ) -> Iterator[Any]:
     """Arrow tables of one split: dates checked (ISO days or null), ``date > cutoff`` kept when a cutoff is
     given, re-cut into record batches."""
+    import pyarrow as pa
+
     def filtered() -> Iterator[Any]:
         for table in arrow_tables(rows, features):
             counter.rows += table.num_rows
@@ -143,8 +145,6 @@ def split_tables(rows: Any, features: Any, cutoff: dt.date | None, where: str, c
                 yield table
 
     yield from record_batches(filtered())
-    import pyarrow as pa
-
     pa.default_memory_pool().release_unused()  # a finished split's working memory goes back to the system
 
 
@@ -208,7 +208,8 @@ def file_fingerprint(paths: list[Path], root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(paths):
         digest.update(str(path.relative_to(root)).encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        with open(path, "rb") as fh:  # streamed: a release file is never read into memory whole
+            digest.update(hashlib.file_digest(fh, "sha256").digest())
     return digest.hexdigest()
 
 
