@@ -59,17 +59,12 @@ def target_rows(index: CorpusIndex, split: str) -> np.ndarray:
 
 def column_values(index: CorpusIndex, name: str, rows: np.ndarray) -> list:
     """Values of one corpus column at the given rows (all None when the release has no such column)."""
-    if name not in index.table.column_names:
-        return [None] * len(rows)
-    return index.table[name].take(pa.array(rows, type=pa.int64())).to_pylist()
+    return _take(index, name, rows).to_pylist()
 
 
 def sample_ids(ids: list[str], n: int, seed: int = SAMPLE_SEED) -> list[str]:
     """``random.seed(seed); random.sample(ids, n)`` as upstream (all ids when fewer than n)."""
     return random.Random(seed).sample(ids, min(n, len(ids)))
-
-
-_STRINGS = pa.list_(pa.string())
 
 
 def _take(index: CorpusIndex, name: str, rows: np.ndarray) -> pa.Array:
