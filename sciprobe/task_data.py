@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sciprobe.build import BUILD_INFO_FILE, build_benchmark, dataset_fingerprint
+from sciprobe.build import BUILD_INFO_FILE, build_benchmark, check_unique_column, dataset_fingerprint
 from sciprobe.cutoffs import CutoffReport, filter_dataset
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -82,6 +82,7 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     if "test" not in dd:
         raise SciprobeError(f"{target} config {task.config!r} has no test split")
     test = dd["test"]
+    check_unique_column(test, benchmark.config(task.config).id_field, f"{target} config {task.config!r}")
     kept = filter_dataset(test, cutoff, f"{target} config {task.config!r}")
     report = CutoffReport(cutoff.isoformat() if cutoff else None, cutoff_source, len(test), len(kept)).as_dict()
     if len(test) == 0:

@@ -209,3 +209,21 @@ def test_empty_test_split_is_not_blamed_on_a_cutoff(tmp_path):
     with pytest.raises(SciprobeError) as info:
         load_task_data(bench, bench.task("ipi"), str(folder))
     assert "cutoff" not in str(info.value) and "'ipi'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_dataset_with_a_repeated_id_is_refused_when_loaded(tmp_path):
+    """A dataset not built by sciprobe (a hub id, someone's folder) is checked too: 17 rows from 16 items never
+    reach a run."""
+    import datasets
+
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.task_data import load_task_data
+
+    folder = tmp_path / "data"
+    datasets.Dataset.from_dict({"id": ["a", "b", "a"], "date": ["2025-03-01"] * 3}).to_parquet(
+        str(folder / "ipi" / "test.parquet"))
+    (folder / "README.md").write_text("---\nconfigs:\n- config_name: ipi\n  data_files:\n  - split: test\n"
+                                      "    path: ipi/test*\n---\n")
+    bench = get_benchmark("idrbench")
+    with pytest.raises(SciprobeError, match="duplicate id 'a' in .* config 'ipi'"):
+        load_task_data(bench, bench.task("ipi"), str(folder))
