@@ -27,8 +27,8 @@ Regenerate this file with `.venv/bin/python bench/collect.py` after running a be
 | I2R tournament, parallel vs one call at a time | `.venv/bin/python bench/i2r_parallel.py` | >= 8x per instance, same call count |
 | Sandbox overhead per run | `.venv/bin/python bench/sandbox_overhead.py` | < 100 ms beyond the program |
 | SGI-Bench deterministic metrics, 100,000 items | `.venv/bin/python bench/sgi_metrics.py` | throughput vs a naive loop |
-| SciTaste WAPE + composite, 1,000,000 pairs | `.venv/bin/python bench/scitaste_metrics.py` | < 1 s each |
-| PreScience 500,000-paper corpus build + date query | `.venv/bin/python bench/prescience_corpus.py` | < 2 GB peak, query < 0.5 s |
+| SciTaste WAPE + composite, 1,000,000 pairs | `.venv/bin/python bench/scitaste_metrics.py` | < 1 s each (median of 5) |
+| PreScience 500,000-paper corpus build + date query | `.venv/bin/python bench/prescience_corpus.py` | build <= 3x the data-movement floor, same bytes, < 2 GB peak; query < 0.5 s |
 | ROUGE-L on 10,000 pairs vs rouge-score | `.venv/bin/python bench/prescience_rouge.py` | >= 10x, identical numbers |
 """
 

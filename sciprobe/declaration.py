@@ -59,10 +59,12 @@ class ItemRecord(TypedDict, total=False):
 
 class SourceReader(Protocol):
     """Reads a benchmark's release files: yields ``(split, rows)`` pairs for one config, where ``rows`` is a list
-    of row dicts or, for a streaming reader, an iterator of them."""
+    of row dicts or, for a streaming reader, an iterator of row dicts or of Arrow tables / record batches whose
+    columns are the config's features (written as they are: no Python object per row). Readers check what they
+    read with :mod:`sciprobe.release_files` (one-line errors naming file, item and value)."""
 
     def __call__(self, source: Path, config: str,
-                 options: Mapping[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]] | Iterator[dict[str, Any]]]]:
+                 options: Mapping[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]] | Iterator[Any]]]:
         ...
 
 
