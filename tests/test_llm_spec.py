@@ -35,7 +35,11 @@ def test_parse_all_keys_with_types():
     [
         ("openai/x,colour=blue", "unknown key 'colour'"),
         ("openai/x,concurrency=many", "concurrency must be an integer"),
-        ("openai/x,timeout=soon", "timeout must be a number"),
+        ("openai/x,timeout=soon", "timeout must be a finite number"),
+        ("openai/x,timeout=nan", "timeout must be a finite number"),
+        ("openai/x,rpm=inf", "rpm must be a finite number"),
+        ("openai/x,max_response_mb=0", "max_response_mb must be in (0, 4096]"),
+        ("openai/x,max_response_mb=1e9", "max_response_mb must be in (0, 4096]"),
         ("openai/x,temperature", "expected key=value"),
         ("openai/x,max_tokens=", "empty value"),
         ("openai/x,concurrency=2,concurrency=3", "given twice"),

@@ -20,9 +20,11 @@ from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.backends import (APIConnectionError, Job, RemoteBackend, Timeout, _LoopState, http_status_error,
-                                   tool_calls_of, unit_prices)
+                                   tool_calls_of)
+from sciprobe.llm.response_cap import read_capped
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion
+from sciprobe.llm.usage import bounded_int
 
 
 class HttpBackend(RemoteBackend):
@@ -37,7 +39,9 @@ class HttpBackend(RemoteBackend):
         self._headers = {"Content-Type": "application/json"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._prices = unit_prices(spec.name)
+
+    def _session_options(self) -> dict[str, Any]:
+        return {}  # aiohttp decodes (in bounded steps); read_capped counts what it yields
 
     async def _send(self, job: Job, state: _LoopState) -> Any:
         import aiohttp
@@ -46,7 +50,7 @@ class HttpBackend(RemoteBackend):
         try:
             async with state.session.post(self.url, data=json.dumps(body), headers=self._headers,
                                           timeout=aiohttp.ClientTimeout(total=self.spec.timeout)) as response:
-                raw = await response.read()
+                raw = await read_capped(response, self.spec.max_response_bytes)
                 if response.status != 200:
                     raise http_status_error(response.status, _error_message(raw), response.headers.copy())
         except asyncio.TimeoutError:
@@ -54,8 +58,8 @@ class HttpBackend(RemoteBackend):
         except aiohttp.ClientError as exc:
             raise APIConnectionError(f"{type(exc).__name__}: {exc}") from None
         try:
-            payload = json.loads(raw)
-        except ValueError:
+            payload = json.loads(raw, parse_int=bounded_int)
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             raise APIConnectionError(f"non-JSON body ({len(raw)} bytes): {raw[:80]!r}") from None
         if not isinstance(payload, dict):
             raise APIConnectionError(f"unexpected JSON body: {type(payload).__name__}")
@@ -63,32 +67,23 @@ class HttpBackend(RemoteBackend):
 
     def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
         latency = time.perf_counter() - started
-        choices = response.get("choices") or []
-        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-        message = choice.get("message") or {}
-        text = message.get("content") if isinstance(message, dict) else None
-        tool_calls = tool_calls_of(message) if isinstance(message, dict) else []
-        if not isinstance(text, str) and not tool_calls:
-            return Completion(text=None, error=f"EmptyResponse: no message content "
-                                               f"(finish_reason={choice.get('finish_reason')})",
-                              attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
-        usage = response.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        cost = None if self._prices is None else prompt_tokens * self._prices[0] + completion_tokens * self._prices[1]
-        return Completion(text=text if isinstance(text, str) else None, prompt_tokens=prompt_tokens,
-                          completion_tokens=completion_tokens, cost_usd=cost, latency_s=latency, attempts=attempts,
-                          request_hash=job.key, model=self.spec.name, tool_calls=tool_calls or None)
+        choices = response.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        text = message.get("content")
+        return self._completion(job, text if isinstance(text, str) else None, tool_calls_of(message),
+                                choice.get("finish_reason"), response.get("usage"), attempts, latency)
 
 
 def _error_message(raw: bytes) -> str:
     """The ``error.message`` of an OpenAI-style error body, else the start of the body."""
     try:
-        payload = json.loads(raw)
+        payload = json.loads(raw, parse_int=bounded_int)
         error = payload.get("error") if isinstance(payload, dict) else None
         if isinstance(error, dict):
             parts = [str(error.get("message") or ""), str(error.get("code") or error.get("type") or "")]
             return " ".join(p for p in parts if p).strip() or raw[:200].decode("utf-8", "replace")
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return raw[:200].decode("utf-8", "replace")
