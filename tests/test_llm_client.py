@@ -1,6 +1,6 @@
-"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (no mocks), and
-the same behaviour through the direct OpenAI-compatible transport (``transport=http``): every test that
-builds its client with ``client_for`` runs once per transport."""
+"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (``transport=litellm``,
+no mocks), and the same behaviour through the direct OpenAI-compatible transport (``transport=http``, what
+``transport=auto`` picks for a base_url like the stub's): every test runs once per transport."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def transport(request):
 
 
 def client_for(server: StubServer, extra: str = "", model: str = "openai/gpt-4o-mini", **kw) -> LLMClient:
-    wire = ",transport=http" if TRANSPORT["name"] == "http" else ""
+    wire = f",transport={TRANSPORT['name']}"
     return LLMClient(f"{model},base_url={server.base_url},api_key=sk-test{extra}{wire}", backoff_base_s=0.01, **kw)
 
 
@@ -226,8 +226,10 @@ def test_reasoning_model_drops_temperature_and_records_it(stub):
 
 def test_custom_base_url_never_receives_the_provider_env_key(monkeypatch, stub):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
-    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url}").complete_many([req("x")])
-    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url},api_key_env=OPENAI_API_KEY").complete_many([req("y")])
+    wire = f",transport={TRANSPORT['name']}"
+    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url}{wire}").complete_many([req("x")])
+    with_env_key = f"openai/gpt-4o-mini,base_url={stub.base_url},api_key_env=OPENAI_API_KEY{wire}"
+    LLMClient(with_env_key).complete_many([req("y")])
     auth = [h["authorization"] for h in stub.request_headers]
     assert auth == ["Bearer sk-sciprobe-no-key", "Bearer sk-real-openai-key"]
 

@@ -12,9 +12,10 @@ def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(litellm, "cache", Cache(type="disk", disk_cache_dir=str(tmp_path / "litellm-cache")))
     with StubServer(reply=lambda body: "pong") as server:
-        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test")
+        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm")
         requests = [Request.of([{"role": "user", "content": "ping"}], {"temperature": 0})]
         first = client.complete_many(requests)
-        second = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test").complete_many(requests)
+        second = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm").complete_many(
+            requests)
         assert [c.text for c in first + second] == ["pong", "pong"]
         assert server.count == 2  # no litellm cache in between (sciprobe's own cache is off here)

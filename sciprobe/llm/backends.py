@@ -83,9 +83,41 @@ def import_litellm() -> Any:
     litellm.suppress_debug_info = True
     if not _FROZEN:
         _FROZEN = True
+        _skip_litellm_pricing_of_our_calls()
         gc.collect()
         gc.freeze()
     return litellm
+
+
+#: Metadata key of the calls sciprobe prices itself (:class:`Pricer`): litellm's own pricing is skipped for them.
+OWN_PRICING = "sciprobe_prices_from_token_counts"
+
+
+def _skip_litellm_pricing_of_our_calls() -> None:
+    """litellm prices every response inside ``acompletion`` (``Logging.response_cost_calculator``, for its
+    logging integrations and ``_hidden_params``): ~0.8 ms of CPU a call, a fifth of its overhead
+    (bench/judge_throughput.py). sciprobe uses neither and prices answers once from token counts, so calls
+    marked ``metadata[OWN_PRICING]`` skip that step; any other litellm call in the process (lighteval's, a
+    user's) is priced as before. Checked against litellm 1.108 (constraints.txt); without that method the
+    wrapper is simply not installed."""
+    try:
+        from litellm.litellm_core_utils.litellm_logging import Logging
+    except ImportError:
+        return
+    original = getattr(Logging, "response_cost_calculator", None)
+    if original is None or getattr(original, "sciprobe_wrapper", False):
+        return
+
+    def response_cost_calculator(self: Any, *args: Any, **kwargs: Any) -> Any:
+        metadata = (getattr(self, "litellm_params", None) or {}).get("metadata")
+        if isinstance(metadata, dict) and metadata.get(OWN_PRICING):
+            return None
+        return original(self, *args, **kwargs)
+
+    response_cost_calculator.sciprobe_wrapper = True  # type: ignore[attr-defined]
+    Logging.response_cost_calculator = response_cost_calculator
+    if getattr(Logging, "_response_cost_calculator", None) is original:
+        Logging._response_cost_calculator = response_cost_calculator
 
 
 def unit_prices(model: str) -> tuple[float, float] | None:
@@ -488,6 +520,7 @@ class RemoteBackend:
             # lighteval installs a global litellm disk cache at import; its hit path crashes on a plain install
             # (and we have our own cache), so never let litellm cache our calls.
             caching=False,
+            metadata={OWN_PRICING: True},  # a fresh dict: litellm writes timing into it
             **extra,
             **job.request.params,
         )

@@ -1,4 +1,5 @@
-"""One LLM client for every model sciprobe calls: litellm providers and the bundled local model.
+"""One LLM client for every model sciprobe calls: litellm providers, OpenAI-compatible servers posted to directly
+(``transport=auto``/``http``: :mod:`sciprobe.llm.http_backend`) and the bundled local model.
 
     client = LLMClient("openai/gpt-4o-mini,concurrency=16", cache=ResponseCache(default_cache_path()))
     completions = client.complete_many([Request.of([{"role": "user", "content": "2+2?"}])], desc="judge")
@@ -57,6 +58,8 @@ class LLMClient:
         self.cache = cache
         self.ledger = ledger
         self.model_id: str = self.spec.model_id
+        #: "local", "http" or "litellm": the transport this client really uses (provenance)
+        self.transport: str = "local" if self.spec.is_local else self.spec.resolved_transport
         self.stats = UsageStats()
         self.param_adjustments: list[str] = []
         self._adjustment_seen: set[str] = set()
@@ -70,7 +73,7 @@ class LLMClient:
             from sciprobe.llm.local import LocalBackend
 
             return LocalBackend(self.spec)
-        if self.spec.transport == "http":
+        if self.spec.resolved_transport == "http":
             from sciprobe.llm.http_backend import HttpBackend
 
             return HttpBackend(self.spec, backoff_base_s=backoff_base_s)

@@ -1,14 +1,17 @@
-"""The direct transport for OpenAI-compatible servers (``transport=http`` in a model spec).
+"""The direct transport for OpenAI-compatible servers: the default for ``openai/`` and ``hosted_vllm/`` specs with
+a ``base_url`` (``transport=auto``, see :attr:`~sciprobe.llm.spec.ModelSpec.resolved_transport`), or forced with
+``transport=http``.
 
-vLLM, TGI, llama.cpp, LM Studio and the loopback stub all speak ``POST {base_url}/chat/completions``. For
-them litellm adds ~2.5-3 ms of CPU per call (request building, response objects, pricing, logging), which
-caps one process near 300-350 calls/s: bench/judge_throughput.py at concurrency 32 / 100 ms reaches 0.87
-of the bound through litellm. This backend posts the JSON itself over one aiohttp session and parses the
-reply as a plain dict; everything else is :class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency
-bound, pacing, the run's budget, retries with Retry-After, fail-fast on 401/403 and exhausted quota.
+vLLM, TGI, llama.cpp, LM Studio, proxies and the loopback stub all speak ``POST {base_url}/chat/completions``.
+For them litellm adds ~3-5 ms of CPU per call (request building, response objects, pricing, logging), which
+caps one process at a few hundred calls/s and makes a busy machine miss the network bound; this backend
+posts the JSON itself over one aiohttp session and parses the reply as a plain dict (~0.3 ms a call,
+bench/judge_throughput.py, bench/item_cpu.py). Everything else is
+:class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency bound, pacing, the run's budget, retries
+with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap.
 
 It sends exactly the request params it is given (no per-provider renaming as litellm does), so it is for
-servers that take OpenAI's parameters as they are; litellm stays the default for everything.
+servers that take OpenAI's parameters as they are; reasoning models stay on litellm under ``auto``.
 """
 
 from __future__ import annotations

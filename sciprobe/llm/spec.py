@@ -30,8 +30,11 @@ GENERATION_KEYS = ("temperature", "max_tokens", "top_p")
 _INT_KEYS = frozenset({"concurrency", "max_retries", "max_tokens"})
 _FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p", "rpm", "tpm", "max_response_mb"})
 _STR_KEYS = frozenset({"base_url", "api_key", "api_key_env", "transport"})
-#: litellm (default, any provider) or http (direct POST to an OpenAI-compatible base_url: sciprobe.llm.http_backend)
-TRANSPORTS = ("litellm", "http")
+#: auto (the default: see ModelSpec.resolved_transport), litellm (any provider, through litellm's translation) or
+#: http (a direct POST to an OpenAI-compatible base_url: sciprobe.llm.http_backend)
+TRANSPORTS = ("auto", "litellm", "http")
+#: Providers whose base_url speaks OpenAI's chat API as is: ``transport=auto`` posts to them directly.
+DIRECT_PROVIDERS = frozenset({"openai", "hosted_vllm"})
 _KNOWN_KEYS = _INT_KEYS | _FLOAT_KEYS | _STR_KEYS
 
 # o1/o3/o4 and gpt-5 (OpenAI), deepseek-reasoner and "*-thinking" variants reject sampling parameters
@@ -69,7 +72,7 @@ class ModelSpec:
     top_p: float | None = None
     rpm: float | None = None  # requests per minute this deployment allows (sciprobe.llm.pacing)
     tpm: float | None = None  # tokens per minute
-    transport: str = "litellm"
+    transport: str = "auto"
     max_response_mb: float = DEFAULT_MAX_RESPONSE_MB  # a larger answer is a recorded failure (response_cap)
 
     def __post_init__(self) -> None:
@@ -126,6 +129,21 @@ class ModelSpec:
             if lowered.startswith(prefixes):
                 return provider
         return "unknown"
+
+    @property
+    def resolved_transport(self) -> str:
+        """``http`` or ``litellm``: what ``transport=auto`` means for this spec.
+
+        A ``base_url`` under an OpenAI-compatible provider (``openai/``, ``hosted_vllm/``: vLLM, TGI, llama.cpp,
+        LM Studio, a proxy) is posted to directly: litellm sends those the same body, at ~10x the client CPU
+        per call (bench/item_cpu.py). litellm stays for everything that needs its translation: other
+        providers, the providers' own endpoints (no ``base_url``), and reasoning models, whose parameters it
+        renames (``max_tokens`` -> ``max_completion_tokens``) and checks.
+        """
+        if self.transport != "auto":
+            return self.transport
+        direct = bool(self.base_url) and self.provider in DIRECT_PROVIDERS and not self.is_reasoning_model
+        return "http" if direct else "litellm"
 
     @property
     def max_response_bytes(self) -> int:
