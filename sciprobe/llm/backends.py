@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciprobe.errors import SciprobeError
+from sciprobe.llm import loop as client_loop
 from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.pacing import estimate_tokens, pacer_for
 from sciprobe.llm.response_cap import capped_response_class, too_large_in
@@ -398,7 +399,8 @@ class RemoteBackend:
         return str(provider)
 
     def _enter_loop(self) -> _LoopState:
-        """The running loop's state, created on first use; runs sharing a loop share one bound."""
+        """The running loop's state, created on first use; runs sharing a loop share one bound. On the shared
+        client loop (sciprobe.llm.loop) the session stays open for the next batch, until the process exits."""
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
@@ -408,6 +410,8 @@ class RemoteBackend:
                 session = self._open_session(limit)
                 limit *= self.ADMISSION_FACTOR
             state = self._states[loop] = _LoopState(asyncio.Semaphore(limit), session)
+            if session is not None and client_loop.is_shared(loop):
+                client_loop.keep_open(session, owner=self)
         state.users += 1
         return state
 
@@ -428,7 +432,7 @@ class RemoteBackend:
 
     async def _leave_loop(self, state: _LoopState) -> None:
         state.users -= 1
-        if state.users == 0:
+        if state.users == 0 and not client_loop.is_shared(asyncio.get_running_loop()):
             self._states.pop(asyncio.get_running_loop(), None)
             if state.session is not None:
                 await state.session.close()  # before asyncio.run closes the loop: no "unclosed session"

@@ -21,16 +21,15 @@ What the client guarantees, whatever the backend:
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sciprobe.llm.backends import Backend, Job, RemoteBackend
 from sciprobe.llm.cache import ResponseCache, request_key
 from sciprobe.llm.ledger import RunLedger
+from sciprobe.llm.loop import run as shared_loop_run
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request, UsageStats
 
@@ -154,18 +153,9 @@ class LLMClient:
 
     # -- sync API ----------------------------------------------------------------------------------
     def complete_many(self, requests: Sequence[Request], desc: str | None = None) -> list[Completion]:
-        """Synchronous :meth:`acomplete_many` (runs its own event loop; safe inside Jupyter's loop too)."""
-
-        def run() -> list[Completion]:
-            return asyncio.run(self.acomplete_many(requests, desc=desc))
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run()
-        # Called from inside a running loop (a notebook, an async runner): asyncio.run would refuse.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciprobe-client") as pool:
-            return pool.submit(run).result()
+        """Synchronous :meth:`acomplete_many`, on the process's client loop (:mod:`sciprobe.llm.loop`: connections
+        stay open between batches); safe from any thread, inside Jupyter's running loop too."""
+        return shared_loop_run(self.acomplete_many(requests, desc=desc))
 
     def __repr__(self) -> str:
         return f"LLMClient({self.spec.to_string()!r})"
