@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -279,3 +280,21 @@ def test_timeout_bounds_the_whole_call_even_when_the_answer_drips():
         [out] = client.complete_many([req("drip")])
     # without a deadline over the whole call the drip would arrive whole (no read timeout fires between chunks)
     assert not out.ok and out.error.startswith("Timeout: ")
+
+
+def test_batches_reuse_their_connections_and_sync_calls_work_from_any_thread(stub):
+    client = client_for(stub, ",concurrency=1")
+    for batch in range(3):  # e.g. the rounds of a tournament
+        client.complete_many([req(f"round {batch} q{i}") for i in range(2)])
+    peers = {entry["peer"] for entry in stub.log}
+    assert stub.count == 6 and len(peers) == 1  # one kept-alive connection across the batches
+
+    async def from_a_coroutine_on_the_client_loop():
+        return client.complete_many([req("nested")])  # cannot block the loop it runs on: falls back, no deadlock
+
+    from sciprobe.llm import loop
+
+    [nested] = loop.run(from_a_coroutine_on_the_client_loop())
+    with ThreadPoolExecutor(max_workers=3) as pool:  # several threads share the one client loop
+        texts = list(pool.map(lambda i: client.complete_many([req(f"thread {i}")])[0].text, range(3)))
+    assert nested.text == "echo: nested" and texts == [f"echo: thread {i}" for i in range(3)]

@@ -369,8 +369,9 @@ class StubServer:
         "rate_limited", "scripted" for a scripted status, "raw" for a RawReply, "reply_error" when the reply
         function raised),
         ``status`` (HTTP status sent, None when the connection was dropped without one), ``arrived``
-        (``time.monotonic()``) and ``delivered`` (True once the whole response was written, False if it was
-        cut or the client hung up, None while the request is being handled).
+        (``time.monotonic()``), ``delivered`` (True once the whole response was written, False if it was
+        cut or the client hung up, None while the request is being handled) and ``peer`` (the client's port:
+        requests with the same peer came over one kept-alive connection).
         """
         with self._lock:
             return [{k: v for k, v in entry.items() if k != "_token"} for entry in self._log]
@@ -446,7 +447,8 @@ class StubServer:
             self._requests.append(body)
             self._headers.append({k.lower(): v for k, v in handler.headers.items()})
             self._log.append({"index": index, "sha256": body_sha256(body), "outcome": None, "status": None,
-                              "arrived": time.monotonic(), "delivered": None, "_token": token})
+                              "arrived": time.monotonic(), "delivered": None, "peer": handler.client_address[1],
+                              "_token": token})
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             wait = self._limit_wait(body) if (self._rpm_bucket or self._tpm_bucket) else 0.0
