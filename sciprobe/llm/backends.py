@@ -400,7 +400,8 @@ class RemoteBackend:
 
     def _enter_loop(self) -> _LoopState:
         """The running loop's state, created on first use; runs sharing a loop share one bound. On the shared
-        client loop (sciprobe.llm.loop) the session stays open for the next batch, until the process exits."""
+        client loop (sciprobe.llm.loop) the session stays open for the next batch, until this backend is
+        collected or the process exits."""
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
