@@ -37,6 +37,7 @@ def shared_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _pid != os.getpid() or _loop.is_closed():
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(_ignore_orphaned_litellm_worker)
             thread = threading.Thread(target=loop.run_forever, name="sciprobe-llm-loop", daemon=True)
             thread.start()
             if _pid is None:
@@ -78,6 +79,18 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
+def _ignore_orphaned_litellm_worker(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """litellm runs one logging-worker task on the last loop it was called from; called from another loop (a
+    caller's own ``asyncio.run``), it drops its reference to the worker on this loop, and the idle orphan is later
+    collected with asyncio's "Task was destroyed but it is pending!". That one is noise; the rest is reported."""
+    task = context.get("task")
+    coro = getattr(task, "get_coro", lambda: None)()
+    if context.get("message", "").startswith("Task was destroyed") and \
+            getattr(coro, "__qualname__", "").startswith("LoggingWorker."):
+        return
+    loop.default_exception_handler(context)
+
+
 def _shutdown() -> None:
     loop = _loop
     if loop is None or _pid != os.getpid() or loop.is_closed() or not loop.is_running():
@@ -85,6 +98,11 @@ def _shutdown() -> None:
 
     async def close_all() -> None:
         await asyncio.gather(*(session.close() for session in list(_open)), return_exceptions=True)
+        # then what asyncio.run does before closing a loop: cancel what is left (e.g. litellm's logging worker)
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     try:
         asyncio.run_coroutine_threadsafe(close_all(), loop).result(timeout=5)
