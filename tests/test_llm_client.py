@@ -287,7 +287,9 @@ def test_batches_reuse_their_connections_and_sync_calls_work_from_any_thread(stu
     for batch in range(3):  # e.g. the rounds of a tournament
         client.complete_many([req(f"round {batch} q{i}") for i in range(2)])
     peers = {entry["peer"] for entry in stub.log}
-    assert stub.count == 6 and len(peers) == 1  # one kept-alive connection across the batches
+    # http: one kept-alive connection across the batches; litellm: a loop, hence a connection, per batch
+    # (sciprobe.llm.loop says why)
+    assert stub.count == 6 and len(peers) == (1 if TRANSPORT["name"] == "http" else 3)
 
     async def from_a_coroutine_on_the_client_loop():
         return client.complete_many([req("nested")])  # cannot block the loop it runs on: falls back, no deadlock
@@ -298,3 +300,16 @@ def test_batches_reuse_their_connections_and_sync_calls_work_from_any_thread(stu
     with ThreadPoolExecutor(max_workers=3) as pool:  # several threads share the one client loop
         texts = list(pool.map(lambda i: client.complete_many([req(f"thread {i}")])[0].text, range(3)))
     assert nested.text == "echo: nested" and texts == [f"echo: thread {i}" for i in range(3)]
+
+
+def test_each_client_keeps_its_own_bound_batch_after_batch():
+    # litellm caches its provider clients per event loop, not per session: clients of one deployment must not
+    # end up sharing a session (or litellm's unbounded one) on a loop that outlives a batch
+    with StubServer(reply=echo, latency_s=0.1) as server:
+        for concurrency in (1, 4):
+            client = client_for(server, f",concurrency={concurrency}")
+            for batch in range(2):
+                server.reset()
+                client.complete_many([req(f"c{concurrency} b{batch} q{i}") for i in range(3 * concurrency)])
+                assert server.max_in_flight == concurrency, (concurrency, batch)
+            del client  # a collected client's session closes; the next client's bound must not depend on it

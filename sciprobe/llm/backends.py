@@ -376,6 +376,9 @@ class RemoteBackend:
 
     ADMISSION_FACTOR = 2
     SHARED_SESSION_PROVIDERS = frozenset({"openai", "hosted_vllm"})
+    #: Whether complete_many may run this backend on the process's long-lived client loop (sciprobe.llm.loop):
+    #: not through litellm, whose per-loop client cache would then mix up the sessions of different clients.
+    persistent_loop = False
 
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         self.spec = spec

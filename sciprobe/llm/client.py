@@ -26,10 +26,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from sciprobe.llm import loop as client_loop
 from sciprobe.llm.backends import Backend, Job, RemoteBackend
 from sciprobe.llm.cache import ResponseCache, request_key
 from sciprobe.llm.ledger import RunLedger
-from sciprobe.llm.loop import run as shared_loop_run
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request, UsageStats
 
@@ -153,9 +153,13 @@ class LLMClient:
 
     # -- sync API ----------------------------------------------------------------------------------
     def complete_many(self, requests: Sequence[Request], desc: str | None = None) -> list[Completion]:
-        """Synchronous :meth:`acomplete_many`, on the process's client loop (:mod:`sciprobe.llm.loop`: connections
-        stay open between batches); safe from any thread, inside Jupyter's running loop too."""
-        return shared_loop_run(self.acomplete_many(requests, desc=desc))
+        """Synchronous :meth:`acomplete_many`; safe from any thread, inside Jupyter's running loop too. Backends
+        that allow it run on the process's client loop (:mod:`sciprobe.llm.loop`: connections stay open between
+        batches); litellm batches get a loop of their own."""
+        coro = self.acomplete_many(requests, desc=desc)
+        if getattr(self._backend, "persistent_loop", False):
+            return client_loop.run(coro)
+        return client_loop.run_fresh(coro)
 
     def __repr__(self) -> str:
         return f"LLMClient({self.spec.to_string()!r})"

@@ -31,6 +31,8 @@ from sciprobe.llm.usage import bounded_int
 
 
 class HttpBackend(RemoteBackend):
+    persistent_loop = True  # our own session: kept open between batches (sciprobe.llm.loop)
+
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         if not spec.base_url:
             raise SciprobeError(f"{spec.name}: transport=http needs base_url (an OpenAI-compatible server)")

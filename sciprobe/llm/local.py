@@ -289,6 +289,8 @@ def _executor() -> ThreadPoolExecutor:
 class LocalBackend:
     """Runs uncached jobs through the local model in batches of ``spec.concurrency`` (default 8)."""
 
+    persistent_loop = True  # nothing bound to a loop: the process's client loop serves
+
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.name = spec.local_name

@@ -9,6 +9,12 @@ open between batches (keep-alive) and close them when their owner is garbage-col
 
 A synchronous call made *from* this loop's own thread (a coroutine on it calling ``complete_many``) cannot wait
 for the loop it blocks: :func:`run` then falls back to a fresh loop in a worker thread.
+
+Only backends whose connections are their own use it (the direct HTTP transport, the local model). litellm
+caches its provider clients per event loop, keyed by endpoint and key but not by the session it was handed: on
+a loop that lives on, two clients of one deployment would share the first one's session (its concurrency
+bound), or litellm's own unbounded one once that closes. litellm batches therefore keep a fresh loop each
+(:func:`run_fresh`), as before.
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ def shared_loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None or _pid != os.getpid() or _loop.is_closed():
             loop = asyncio.new_event_loop()
-            loop.set_exception_handler(_ignore_orphaned_litellm_worker)
             thread = threading.Thread(target=loop.run_forever, name="sciprobe-llm-loop", daemon=True)
             thread.start()
             if _pid is None:
@@ -64,31 +69,29 @@ def _close_soon(session: Any) -> None:
         loop.call_soon_threadsafe(lambda: loop.create_task(session.close()))
 
 
+def run_fresh(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a new event loop of its own: here, or in a worker thread when this thread already runs
+    a loop (a notebook, an async runner), where ``asyncio.run`` would refuse."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciprobe-client") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the shared loop and return its result; from any thread, including one running another
     event loop (a notebook). An exception, KeyboardInterrupt included, cancels the coroutine."""
     loop = shared_loop()
     if threading.current_thread() is _thread:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciprobe-client") as pool:
-            return pool.submit(asyncio.run, coro).result()
+        return run_fresh(coro)
     future = asyncio.run_coroutine_threadsafe(coro, loop)
     try:
         return future.result()
     except BaseException:
         future.cancel()
         raise
-
-
-def _ignore_orphaned_litellm_worker(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """litellm runs one logging-worker task on the last loop it was called from; called from another loop (a
-    caller's own ``asyncio.run``), it drops its reference to the worker on this loop, and the idle orphan is later
-    collected with asyncio's "Task was destroyed but it is pending!". That one is noise; the rest is reported."""
-    task = context.get("task")
-    coro = getattr(task, "get_coro", lambda: None)()
-    if context.get("message", "").startswith("Task was destroyed") and \
-            getattr(coro, "__qualname__", "").startswith("LoggingWorker."):
-        return
-    loop.default_exception_handler(context)
 
 
 def _shutdown() -> None:
