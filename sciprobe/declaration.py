@@ -158,6 +158,14 @@ class TaskSpec:
     record_fields: tuple[str, ...] = ()
     # labels a predictions file may give instead of raw text (``{"id", "prediction": label}``); empty = raw text only
     prediction_labels: tuple[str, ...] = ()
+    # the mode the leaderboard ranks by: one that scores every item (an unparsable or null answer counts against
+    # the score, never dropped), so leaving hard items unanswered cannot raise a rank; None = the first mode
+    leaderboard_mode: str | None = None
+
+    @property
+    def ranked_mode(self) -> str:
+        """The mode the leaderboard ranks this task by (``leaderboard_mode``, else the first mode)."""
+        return self.leaderboard_mode or self.modes[0]
 
 
 @dataclass(frozen=True)

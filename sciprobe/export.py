@@ -181,15 +181,36 @@ def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
+def _not_a_number(task: ExportedTask, mode: str, metric: str) -> str:
+    """Why ``task``'s ``metric`` in ``mode`` is no number (for the list of what an export left out)."""
+    report = task.scores.get(mode) or {}
+    value = report.get(metric)
+    coverage = report.get("coverage") if isinstance(report.get("coverage"), Mapping) else {}
+    scored = f" (scored {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')})" if coverage else ""
+    if metric not in report:
+        what = "not computed"
+    elif value is None:
+        what = "n/a"
+    elif isinstance(value, float) and value != value:
+        what = "NaN"
+    else:
+        what = f"not a finite number ({str(value)[:30]})"
+    return f"{task.benchmark}:{task.task}{':' + task.variant if task.variant else ''} {metric} ({mode}): {what}{scored}"
+
+
 def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
-                    source_url: str | None = None, source_name: str | None = None) -> list[dict[str, Any]]:
-    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON."""
+                    source_url: str | None = None, source_name: str | None = None,
+                    left_out: list[str] | None = None) -> list[dict[str, Any]]:
+    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON. A task whose headline
+    is no finite number (NaN: nothing scored) has no entry; ``left_out`` gets one line per such task."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     overrides = dict(dataset_ids or {})
     entries = []
     for task in exported_tasks(data):
         if task.value is None:
+            if left_out is not None:
+                left_out.append(_not_a_number(task, task.default_mode, task.headline))
             continue
         dataset_id = _dataset_id(task, overrides)
         if dataset_id is None:
@@ -207,26 +228,33 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
     return eval_result_entries_to_yaml(entries)
 
 
-def _metrics(task: ExportedTask) -> list[tuple[str, float, str]]:
-    """(type, value, name): every mode's headline, then the default mode's other scalar values."""
+def _metrics(task: ExportedTask, left_out: list[str] | None = None) -> list[tuple[str, float, str]]:
+    """(type, value, name): every mode's headline, then the default mode's other scalar values. A headline that
+    is no finite number (NaN, None) is left out and listed in ``left_out``; so is another value that is NaN or
+    None (not lists, texts or booleans, which are no metrics)."""
     out = []
     for mode, report in task.scores.items():
         value = finite_number(report.get(task.headline))
         if value is not None:
             out.append((task.headline, value, f"{task.headline} ({mode})"))
+        elif left_out is not None:
+            left_out.append(_not_a_number(task, mode, task.headline))
     for key, value in (task.scores.get(task.default_mode) or {}).items():
         if key == task.headline or key.startswith("n_") or key in ("metric", "mode"):
             continue
         number = finite_number(value)
         if number is not None:
             out.append((key, number, f"{key} ({task.default_mode})"))
+        elif left_out is not None and (value is None or isinstance(value, float)):
+            left_out.append(_not_a_number(task, task.default_mode, key))
     return out
 
 
 def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
                    source_url: str | None = None, source_name: str | None = None,
-                   model_name: str | None = None) -> dict[str, Any]:
-    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON."""
+                   model_name: str | None = None, left_out: list[str] | None = None) -> dict[str, Any]:
+    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON; ``left_out`` gets one line
+    per metric that is no finite number (never written as one)."""
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
@@ -235,7 +263,7 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
     for task in exported_tasks(data):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
-        for metric_type, value, metric_name in _metrics(task):
+        for metric_type, value, metric_name in _metrics(task, left_out):
             results.append(EvalResult(
                 task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,
                 dataset_name=task.title, dataset_config=task.config, dataset_split=SPLIT,
@@ -249,15 +277,27 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
 
 def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: Sequence[str] | None = None,
                    source_url: str | None = None, source_name: str | None = "sciprobe",
-                   model_name: str | None = None, allow_incomplete: bool = False) -> str:
-    """The YAML text of ``path`` in format ``fmt``. A run a cap stopped (``sciprobe.incomplete``) is refused
-    unless ``allow_incomplete`` (its entries then say so in ``notes``)."""
+                   model_name: str | None = None, allow_incomplete: bool = False,
+                   left_out: list[str] | None = None) -> str:
+    """The YAML text of ``path`` in format ``fmt``. An incomplete run (a cap stopped it, or calls got no answer:
+    ``sciprobe.incomplete``) is refused unless ``allow_incomplete`` (its entries then say so in ``notes``); a
+    partial score (``sciprobe score --partial``) is always refused. ``left_out`` gets one line per task or
+    metric that had no finite number to export, and why."""
     import yaml
+
+    from sciprobe.evidence import PARTIAL, run_status
 
     if fmt not in FORMATS:
         raise SciprobeError(f"unknown export format {fmt!r}; use {' or '.join(FORMATS)}")
     data = load_results(path)
-    incomplete = data["sciprobe"].get("incomplete")
+    if run_status(data["sciprobe"]) == PARTIAL:
+        partial = data["sciprobe"].get("partial") or {}
+        raise SciprobeError(f"{path} is a partial score ({partial.get('n_predicted', '?')} of "
+                            f"{partial.get('n_items', '?')} items, `sciprobe score --partial`); partial scores "
+                            "are never exported: score a predictions file for every item")
+    incomplete = data["sciprobe"].get("incomplete") or next(
+        (t["provenance"]["incomplete"] for t in data["sciprobe"]["tasks"].values()
+         if isinstance(t.get("provenance"), dict) and t["provenance"].get("incomplete")), None)
     if incomplete and not allow_incomplete:
         reason = incomplete.get("reason") if isinstance(incomplete, dict) else incomplete
         raise SciprobeError(f"{path} is an incomplete run ({reason}); rerun it to completion, or pass "
@@ -265,9 +305,10 @@ def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: S
     ids = parse_dataset_ids(dataset_ids)
     if fmt == "model-index":
         content: Any = to_model_index(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
-                                      model_name=model_name)
+                                      model_name=model_name, left_out=left_out)
     else:
-        content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name)
+        content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
+                                  left_out=left_out)
     return yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=120)
 
 
@@ -284,14 +325,18 @@ def configure_export_parser(parser: argparse.ArgumentParser, commands: dict | No
     parser.add_argument("--source-url", help="link to the evaluation logs / results (the entries' source)")
     parser.add_argument("--model-name", help="model-index name (default: the results file's model id)")
     parser.add_argument("--allow-incomplete", action="store_true",
-                        help="export a run stopped by --max-cost/--max-calls (refused by default)")
+                        help="export an incomplete run (a cap stopped it, or calls got no answer; refused by "
+                             "default; partial scores are never exported)")
     if commands is not None:
         commands.setdefault("export", cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    left_out: list[str] = []
     text = export_results(args.results, args.format, dataset_ids=args.dataset_id, source_url=args.source_url,
-                          model_name=args.model_name, allow_incomplete=args.allow_incomplete)
+                          model_name=args.model_name, allow_incomplete=args.allow_incomplete, left_out=left_out)
+    for line in left_out:  # said before the output, so a reader of either stream sees it
+        print(f"left out: {line}", file=sys.stderr)
     if args.output:
         from sciprobe.results import atomic_write_bytes
 

@@ -129,7 +129,8 @@ class RunInfo:
     usage: dict[str, Any] = field(default_factory=dict)
     param_adjustments: list[str] = field(default_factory=list)
     ledger: dict[str, Any] = field(default_factory=dict)       # the run's calls/cost and caps (sciprobe.llm.ledger)
-    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run
+    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run or calls failed
+    partial: dict[str, Any] | None = None                     # {"n_predicted", "n_items"}: score --partial
     # the clock that stamps the run (start, end); tests inject a fixed one so no output depends on today
     clock: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc), repr=False)
     start: dt.datetime | None = None
@@ -173,6 +174,7 @@ def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
             "param_adjustments": run.param_adjustments,
             "ledger": run.ledger,
             "incomplete": run.incomplete,
+            "partial": run.partial,
             "tasks": {t.key: {"scores": {m: s.as_dict() for m, s in t.scores.items()},
                               "provenance": t.provenance, "details": detail_files[t.key]} for t in tasks},
         },

@@ -42,6 +42,7 @@ class EvaluationRequest:
     max_calls: int | None = None     # requests to providers, retries included, over every model and judge
     max_cost: float | None = None    # USD over every model and judge (sciprobe.llm.ledger)
     meter: bool = False              # print the live cost/progress line on stderr
+    items: frozenset[str] | None = None  # only these item ids (``sciprobe score --partial``); None: every item
 
 
 def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
@@ -137,10 +138,17 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
     data = load_task_data(benchmark, task, request.data, cutoff=request.cutoff, cutoff_source=request.cutoff_source,
                           limit=limit, revision=request.revision)
     params = {**task.generation, **request.generation}
+    if request.items is not None:  # a partial score: only the items a predictions file has
+        data.rows = [r for r in data.rows if str(r["id"]) in request.items]
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
-            "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
+            "dataset_fingerprint": data.fingerprint, "dataset_revision": data.revision,
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": limit}
-    return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
-                                          dry_run, judge_log))
+    results = runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                             dry_run, judge_log))
+    from sciprobe.evidence import leave_out_call_failures
+
+    for result in results:  # a call that got no answer is never scored as a wrong answer, in any mode
+        leave_out_call_failures(task, result)
+    return results

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import COMPLETE, result_status
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
 from sciprobe.leaderboard.records import ResultRecord
@@ -137,8 +138,9 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
 
     Raises :class:`SciprobeError` (one line) when the file is not a sciprobe results file. A task whose entry is
     malformed or whose numbers are out of its metric's range is refused through ``warn`` and left out; the other
-    tasks import. A task that a ``--max-calls``/``--max-cost`` cap cut short (``provenance.incomplete``) is left
-    out too: its score covers an arbitrary prefix of the items and must not rank next to full runs."""
+    tasks import. A task that is not complete (sciprobe.evidence: a cap cut it short or calls got no answer —
+    ``provenance.incomplete`` — or a ``--partial`` score) is left out with a ``warn`` line too: its score covers
+    only some of the items and must not rank next to full runs."""
     path = Path(path)
     try:
         data = _load(path)
@@ -155,7 +157,11 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         except SciprobeError as exc:
             warn(f"{path}: task {sanitize_text(key, 60)!r} refused: {sanitize_text(exc, 200)}")
             continue
-        if task["provenance"].get("incomplete"):
+        status = result_status(task["provenance"])
+        if status != COMPLETE:  # its score covers only some items: it must not rank next to full runs
+            why = task["provenance"].get("incomplete") or task["provenance"].get("partial") or ""
+            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: {status} result "
+                 f"({sanitize_text(why, 160)}); only complete results are ranked")
             continue
         entry = merged.setdefault(ref, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
                                         "headline": ""})

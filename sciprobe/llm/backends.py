@@ -59,6 +59,11 @@ class FatalBackendError(SciprobeError):
     """Raised for errors that doom every call of the batch (authentication, permission)."""
 
 
+class QuotaExhausted(FatalBackendError):
+    """The provider's quota is spent (``insufficient_quota``): no call of this model will be answered. A run
+    stops here and writes what it has, marked incomplete (sciprobe.evaluation)."""
+
+
 _FROZEN = False
 
 
@@ -383,7 +388,7 @@ class RemoteBackend:
                         raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
-                    raise FatalBackendError(
+                    raise QuotaExhausted(
                         f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
                     ) from exc
                 if self.policy.is_fatal(exc, litellm):
@@ -439,6 +444,7 @@ class RemoteBackend:
             return Completion(
                 text=None,
                 error=f"EmptyResponse: no message content (finish_reason={reason})",
+                empty=True,
                 attempts=attempts,
                 latency_s=latency,
                 request_hash=job.key,

@@ -71,7 +71,8 @@ class HttpBackend(RemoteBackend):
         if not isinstance(text, str) and not tool_calls:
             return Completion(text=None, error=f"EmptyResponse: no message content "
                                                f"(finish_reason={choice.get('finish_reason')})",
-                              attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
+                              attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name,
+                              empty=True)
         usage = response.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         completion_tokens = int(usage.get("completion_tokens") or 0)

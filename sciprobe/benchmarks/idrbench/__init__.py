@@ -144,7 +144,8 @@ def _classification_task(name: str, config: str, shots: int, build, parse, headl
         metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
-        record_fields=("pa_id",), prediction_labels=("yes", "no"))
+        record_fields=("pa_id",), prediction_labels=("yes", "no"),
+        leaderboard_mode="strict")  # official drops unparsable answers: answering only easy items would pay
 
 
 TASKS = {
@@ -163,7 +164,8 @@ TASKS = {
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
         metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
-        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr"),
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr",
+        leaderboard_mode="corrected"),  # expected rank over ties: no alphabetical tie-break to lean on
 }
 
 CARD_SECTIONS = {

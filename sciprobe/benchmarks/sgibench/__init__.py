@@ -207,34 +207,37 @@ def _dry_gold(row: Mapping) -> list[str]:
 # ---------------------------------------------------------------- tasks
 
 _MODES = ("official", "paper")
+#: the leaderboard ranks SGI-Bench by the paper's definitions: a failed generation scores 0 and is counted
+#: (official mode reproduces upstream, which leaves some failing items out)
+_RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
         metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
         corpus_metrics=(("exact_match", True),)),
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final"),
+        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final"),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
         score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5"),
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5"),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
         metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
-        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
+        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
         corpus_metrics=(("final", True), ("ss", True), ("pa", True))),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
-        modes=_MODES, headline="mca", corpus_metrics=(("mca", True),)),
+        modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),)),
 }
 
 CARD_SECTIONS = {
