@@ -94,7 +94,8 @@ def _computations():
             self.benchmark, self.task, self.mode, self.key = benchmark, task, mode, key
 
         def compute_corpus(self, items: list[dict]) -> float:
-            return float(_task(self.benchmark, self.task).score(items, self.mode).values[self.key])
+            value = _task(self.benchmark, self.task).score(items, self.mode).values[self.key]
+            return float("nan") if value is None else float(value)  # undefined (nothing scored): NaN, never a 0
 
     class Mean(CorpusLevelComputation):
         def compute_corpus(self, items: list[float]) -> float:

@@ -51,7 +51,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                model_name: str = "submitted", output_dir: Path = Path("results"), judge: str | None = None,
                max_calls: int | None = None, max_cost: float | None = None, ledger: Any = None,
                cache: Any = None, use_cache: bool = True, per_task: Mapping[str, Any] | None = None,
-               partial: bool = False) -> tuple[Path, list[TaskResult]]:
+               partial: bool = False, extra_provenance: Mapping[str, Any] | None = None
+               ) -> tuple[Path, list[TaskResult]]:
     """Score a predictions file. Tasks whose runner reads records straight from predictions (single-call tasks,
     I2R rankings) are scored from the file alone (``judge`` and the budget are ignored). Any other runner (judges,
     code execution) is run for real on a
@@ -61,7 +62,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     judge calls were cut by the budget, or got no answer, carries ``provenance["incomplete"]``.
 
     A file that lacks items is refused (one line: how many of how many), unless ``partial``: then only the items
-    it has are scored, and the result says so (``provenance["partial"]``, the run's ``sciprobe.partial``)."""
+    it has are scored, and the result says so (``provenance["partial"]``, the run's ``sciprobe.partial``).
+    ``extra_provenance`` is added to every result's provenance (e.g. where the predictions came from)."""
     benchmark, task = resolve_task(ref)
     modes = list(modes or task.modes)
     for mode in modes:
@@ -82,7 +84,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
         return _score_with_runner(ref, preds, predictions.name, data=data, modes=modes, model_name=model_name,
                                   output_dir=output_dir, judge=judge, max_calls=max_calls, max_cost=max_cost,
                                   ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task,
-                                  missing=missing, n_items=len(ids), partial=partial)
+                                  missing=missing, n_items=len(ids), partial=partial,
+                                  extra_provenance=extra_provenance)
     # every line is checked first (its fields, its label), so a bad line is named before a count of missing ones
     rows = [r for r, i in zip(loaded.rows, ids) if i in preds]
     records = runner.records_from_predictions(task, rows, preds)
@@ -92,7 +95,7 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     provenance = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": loaded.source,
                   "dataset_fingerprint": loaded.fingerprint, "dataset_revision": loaded.revision,
                   "predictions_file": predictions.name, "model_id": model_name, "cutoff": loaded.cutoff,
-                  "prompt_hash": None}
+                  "prompt_hash": None, **(extra_provenance or {})}
     if partial_info:
         provenance["partial"] = partial_info
     result = TaskResult(ref, task.num_fewshot, scores, records, provenance, task.headline, default_mode=modes[0])
@@ -106,7 +109,8 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
                        modes: list[str], model_name: str, output_dir: Path, judge: str | None,
                        max_calls: int | None, max_cost: float | None, ledger: Any, cache: Any, use_cache: bool,
                        per_task: Mapping[str, Any] | None, missing: Sequence[str] = (), n_items: int = 0,
-                       partial: bool = False) -> tuple[Path, list[TaskResult]]:
+                       partial: bool = False, extra_provenance: Mapping[str, Any] | None = None
+                       ) -> tuple[Path, list[TaskResult]]:
     """The task's real runner on a ReplayClient; judges through one cache and one ledger. With ``partial``, the
     runner sees only the items the file has (``missing`` are left out before any call)."""
     from sciprobe.evaluation import check_priced
@@ -167,7 +171,7 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
         result.provenance.update({"predictions_file": file_name, "model_id": model_name,
                                   "judge_id": ";".join(judge_ids), "judge_ids": list(judge_ids),
                                   "scored_from": "predictions file (sciprobe.replay.ReplayClient)",
-                                  "replay": client.summary()})
+                                  "replay": client.summary(), **(extra_provenance or {})})
         if incomplete:
             result.provenance["incomplete"] = incomplete
         if missing:

@@ -61,7 +61,7 @@ def _text(value: Any, what: str, limit: int = MAX_NAME_CHARS) -> str:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    """The parsed file, or one line saying why it is not a sciprobe results file."""
+    """The parsed file (a sciprobe or a lighteval results file), or one line saying why it is neither."""
     try:
         size = path.stat().st_size
         if size > MAX_RESULTS_BYTES:
@@ -83,8 +83,12 @@ def _load(path: Path) -> dict[str, Any]:
         raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
     except OSError as exc:
         raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    if is_lighteval_results(data):
+        return data
     if not isinstance(data, dict) or not isinstance(data.get("sciprobe"), dict):
-        raise SciprobeError("not a sciprobe results file (no \"sciprobe\" block)")
+        raise SciprobeError("neither a sciprobe results file (no \"sciprobe\" block) nor lighteval's")
     block = data["sciprobe"]
     _text(block.get("model_id"), "sciprobe.model_id")
     if not isinstance(block.get("tasks"), dict):
@@ -143,7 +147,16 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
     only some of the items and must not rank next to full runs."""
     path = Path(path)
     try:
+        if path.suffix == ".parquet":  # a lighteval details file named on its own: rescored, then imported
+            from sciprobe.leaderboard.lighteval_import import import_details_file
+
+            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
         data = _load(path)
+        if "sciprobe" not in data:  # lighteval's own results: every task rescored from its details
+            from sciprobe.leaderboard.lighteval_import import import_lighteval_results
+
+            return import_lighteval_results(
+                path, data, lambda written: import_results_file(store, written, user, warn=warn), warn)
     except SciprobeError as exc:
         raise SciprobeError(f"{path}: {exc}") from None
     block = data["sciprobe"]
@@ -195,7 +208,8 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
 
 
 def results_files(location: Path) -> list[Path]:
-    """``location`` itself when it is a file, else every ``results_*.json`` below it."""
+    """``location`` itself when it is a file (a results JSON, or a lighteval details ``.parquet``), else every
+    ``results_*.json`` below it (sciprobe's, or lighteval's, which bring their details along)."""
     location = Path(location)
     return [location] if location.is_file() else sorted(location.rglob("results_*.json"))
 
