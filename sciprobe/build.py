@@ -152,12 +152,14 @@ class BuildReport:
 
 
 def is_sample_source(benchmark: Benchmark, source: Path) -> bool:
-    """True when ``source`` is the benchmark's bundled sample."""
+    """True when ``source`` is the benchmark's bundled sample: that folder, or a copy of its files (same checksums)."""
     if benchmark.sample_source is None:
         return False
     try:
-        return Path(source).resolve() == Path(benchmark.sample_source).resolve()
-    except OSError:
+        if Path(source).resolve() == Path(benchmark.sample_source).resolve():
+            return True
+        return Path(source).is_dir() and source_fingerprint(Path(source)) == source_fingerprint(benchmark.sample_source)
+    except (OSError, SciprobeError):
         return False
 
 

@@ -207,10 +207,10 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
 
     overrides = dict(dataset_ids or {})
     entries = []
+    left_out = [] if left_out is None else left_out
     for task in exported_tasks(data):
         if task.value is None:
-            if left_out is not None:
-                left_out.append(_not_a_number(task, task.default_mode, task.headline))
+            left_out.append(_not_a_number(task, task.default_mode, task.headline))
             continue
         dataset_id = _dataset_id(task, overrides)
         if dataset_id is None:
@@ -224,7 +224,8 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
             source_url=source_url, source_name=source_name if source_url else None,
             notes=_notes(task, [str(j) for j in judges])))
     if not entries:
-        raise SciprobeError("the results file has no task with a numeric headline score to export")
+        raise SciprobeError("the results file has no task with a numeric headline score to export (left out: "
+                            + "; ".join(left_out) + ")")
     return eval_result_entries_to_yaml(entries)
 
 
@@ -260,6 +261,7 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
 
     overrides = dict(dataset_ids or {})
     results = []
+    left_out = [] if left_out is None else left_out
     for task in exported_tasks(data):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
@@ -271,7 +273,7 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
                 metric_value=round(value, 6), metric_name=metric_name, source_url=source_url,
                 source_name=source_name if source_url else None))
     if not results:
-        raise SciprobeError("the results file has no numeric score to export")
+        raise SciprobeError("the results file has no numeric score to export (left out: " + "; ".join(left_out) + ")")
     return {"model-index": eval_results_to_model_index(model_name or data["sciprobe"]["model_id"], results)}
 
 
