@@ -258,6 +258,12 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         preds = Path(tmp) / "predictions.jsonl"
         preds.write_bytes(store.get_predictions(request.request_id))
         location = data(request.benchmark)
+        from sciprobe.leaderboard.validation import task_target
+
+        target = task_target(request.task, location)  # the pinned data now: it must be what was validated
+        if target.dataset_fingerprint != request.dataset_fingerprint:
+            raise SciprobeError("the leaderboard dataset changed since this submission was validated (it is now "
+                                f"{target.dataset}); resubmit")
         try:
             path, results = score_file(request.task, preds, data=location, model_name=request.model_name,
                                        output_dir=Path(tmp) / "out", judge=worker.judge, ledger=worker.ledger,
@@ -282,9 +288,6 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         details_file = Path(tmp) / "out" / block["details"]
         details = details_file.read_bytes() if details_file.is_file() else None
         panel = _judge_scores(details_file)
-        from sciprobe.leaderboard.validation import task_target
-
-        target = task_target(request.task, location)
         prov.update({"predictions_sha256": request.predictions_sha256, "predictions_file": request.predictions_file,
                      "scored_by": "sciprobe.scoring_cli.score_file", "environment": written["sciprobe"]["environment"],
                      "judge_ids": written["sciprobe"]["judge_ids"], "generation_parameters":

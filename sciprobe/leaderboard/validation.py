@@ -392,6 +392,23 @@ def lighteval_details_predictions(path: Path, target: TaskTarget, name: str) -> 
     return predictions_bytes(run)
 
 
+def _refuse_lighteval_results(raw: bytes, name: str) -> None:
+    """A lighteval results JSON holds only aggregated scores, which a Space never takes from outside: say so
+    (rather than "line 1: not valid JSON")."""
+    if not raw.lstrip().startswith(b"{") or b"lighteval_sha" not in raw[:200_000]:
+        return
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if is_lighteval_results(data):
+        raise SubmissionError(f"{name} is lighteval's results file: its scores are never taken from outside; upload "
+                              "that run's details file (details_<task>|<shots>_<date>.parquet, lighteval "
+                              "--save-details), which this Space rescores")
+
+
 def canonical_jsonl(items: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> bytes:
     return "".join(json.dumps(items[i], ensure_ascii=False, sort_keys=True) + "\n" for i in order).encode("utf-8")
 
@@ -426,6 +443,7 @@ def validate_submission(task_ref: Any, file_path: Path | str | None, model: Mode
         raise SubmissionError(f"{name} is empty")
     target = task_target(task_ref, data)
     raw = lighteval_details_predictions(path, target, name) if name.lower().endswith(".parquet") else path.read_bytes()
+    _refuse_lighteval_results(raw, name)
     items = parse_submission(raw, target, name, max_line_bytes=max_line_bytes)
     canonical = canonical_jsonl(items, target.ids)
     return ValidatedSubmission(target, model, name, canonical, hashlib.sha256(canonical).hexdigest(), len(items))

@@ -166,6 +166,21 @@ def test_observation_2_a_file_that_lacks_items_is_refused_in_one_line_unless_par
     assert "left out: partial result" in capsys.readouterr().err
 
 
+def test_observation_2_on_the_real_release(idrbench_release_built, tmp_path, capsys):
+    """As written: predictions for 10 of the 1,120 IPI items of the release (skips without the reference data)."""
+    from sciprobe.leaderboard.validation import task_target
+
+    ids = task_target("idrbench:ipi", str(idrbench_release_built)).ids
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"id": i, "prediction": "yes"}) + "\n" for i in ids[:10]))
+    argv = ["score", "idrbench:ipi", "--predictions", str(preds), "--data", str(idrbench_release_built),
+            "--output-dir", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("error: 1110 of 1120 items have no prediction")
+    assert main([*argv, "--partial"]) == 0
+    assert "idrbench:ipi|0 (PARTIAL 10/1120)" in capsys.readouterr().out
+
+
 def test_a_null_answer_is_a_failure_not_a_missing_item(tmp_path, capsys):
     ids = ipi_ids()
     preds = tmp_path / "p.jsonl"
