@@ -158,7 +158,8 @@ def is_sample_source(benchmark: Benchmark, source: Path) -> bool:
     try:
         if Path(source).resolve() == Path(benchmark.sample_source).resolve():
             return True
-        return Path(source).is_dir() and source_fingerprint(Path(source)) == source_fingerprint(benchmark.sample_source)
+        return Path(source).is_dir() and \
+            source_fingerprint(Path(source)) == source_fingerprint(Path(benchmark.sample_source))
     except (OSError, SciprobeError):
         return False
 

@@ -153,5 +153,6 @@ def run_status(block: Mapping[str, Any] | None) -> str:
 
 
 __all__ = ["CALL_FAILED", "COMPLETE", "INCOMPLETE", "NO_ANSWER", "PARTIAL", "call_failed", "call_failure",
-           "call_failure_summary", "describe_failures", "error_is_call_failure", "failure_kind", "leave_out_call_failures",
+           "call_failure_summary", "describe_failures", "error_is_call_failure", "failure_kind",
+           "leave_out_call_failures",
            "mark_call_failure", "result_status", "run_status", "score_or_none", "unanswered"]

@@ -195,7 +195,8 @@ def _not_a_number(task: ExportedTask, mode: str, metric: str) -> str:
         what = "NaN"
     else:
         what = f"not a finite number ({str(value)[:30]})"
-    return f"{task.benchmark}:{task.task}{':' + task.variant if task.variant else ''} {metric} ({mode}): {what}{scored}"
+    name = f"{task.benchmark}:{task.task}" + (f":{task.variant}" if task.variant else "")
+    return f"{name} {metric} ({mode}): {what}{scored}"
 
 
 def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,

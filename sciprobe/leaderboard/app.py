@@ -82,7 +82,8 @@ ABOUT = """
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` beside every score
-  (failures are counted, never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
+  (failures are counted, never silently dropped). The *Provenance* tab (or a click on a cell) shows where every
+  number comes from.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
   else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
   full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
@@ -304,9 +305,10 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
             gr.Markdown(notice, elem_classes=["sp-demo"], elem_id=f"demo-{tab}")
 
     with gr.Blocks(title="sciprobe leaderboard" + (" (demo)" if notice else "")) as demo:
-        gr.Markdown("# sciprobe leaderboard" + (" — DEMO" if notice else "") + "\nScience-of-science LLM benchmarks, "
-                    "scored server-side from submitted predictions. Rows never mix dataset revisions; every cell "
-                    "carries coverage and provenance.", elem_classes=["sp-title"])
+        gr.Markdown("# sciprobe leaderboard" + (" — DEMO" if notice else "")
+                    + "\nScience-of-science LLM benchmarks, scored server-side from submitted predictions. Rows "
+                    "never mix dataset revisions; every cell carries coverage and provenance.",
+                    elem_classes=["sp-title"])
         with gr.Row():
             refresh_button = gr.Button("Refresh", size="sm", variant="secondary", scale=0, min_width=120)
         tables_out: dict[str, Any] = {}

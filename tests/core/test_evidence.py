@@ -157,7 +157,8 @@ def test_observation_2_a_file_that_lacks_items_is_refused_in_one_line_unless_par
     assert results["sciprobe"]["partial"] == {"n_predicted": 10, "n_items": len(ids)}
     task = results["sciprobe"]["tasks"]["idrbench:ipi|0"]
     assert task["provenance"]["partial"] == {"n_predicted": 10, "n_items": len(ids)}
-    assert task["scores"]["strict"]["coverage"]["n_items"] == 10 and task["scores"]["strict"]["coverage"]["n_failed"] == 0
+    strict = task["scores"]["strict"]["coverage"]
+    assert strict["n_items"] == 10 and strict["n_failed"] == 0
     assert not list(out.rglob("*.yaml"))
     assert main(["export", str(path), "--allow-incomplete"]) == 2
     assert "partial scores are never exported" in capsys.readouterr().err

@@ -311,3 +311,40 @@ def test_a_cell_without_a_number_draws_no_bar():
     assert [p.get_height() for p in fig.axes[0].patches] == []
     fig = tables.task_bars([_result("a/m", 0.5, 0.4)], columns, mode="strict")
     assert [round(p.get_height(), 3) for p in fig.axes[0].patches] == [0.4]
+
+
+@pytest.mark.slow
+def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys):
+    """lighteval's own CLI (through `sciprobe lighteval`, litellm over real HTTP to a loopback stub, --save-details)
+    on our card, then `sciprobe leaderboard --import` of its output folder: one result, rescored by sciprobe to the
+    numbers lighteval printed."""
+    import itertools
+    import os
+    import subprocess
+    import sys
+
+    import sciprobe.leaderboard.app as app
+    from sciprobe.cli import main
+    from sciprobe.llm.stub_server import StubServer
+
+    from task_card_support import CARD
+
+    answers = itertools.cycle(VERDICTS)
+    with StubServer(reply=lambda body: next(answers)) as server:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
+             f"model_name=openai/stub-model,base_url={server.base_url},provider=openai,api_key=sk-test",
+             "idrbench:ipi|0", "--custom-tasks", str(CARD), "--output-dir", str(tmp_path / "out"), "--save-details"],
+            env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path)  # litellm caches in cwd
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    monkeypatch.setattr(app, "launch", lambda **kwargs: None)
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_STORE", "sqlite")
+    assert main(["leaderboard", "--import", str(tmp_path / "out"), "--store-dir", str(tmp_path / "store")]) == 0
+    assert "imported 1 task result(s)" in capsys.readouterr().out
+    [result] = SQLiteStore(tmp_path / "store").list_results()
+    printed = json.loads(next((tmp_path / "out" / "results").rglob("results_*.json")).read_text())
+    scores = printed["results"]["idrbench:ipi|0"]
+    assert result.model_name == "openai/stub-model" and result.scores["strict"]["coverage"]["n_items"] == 16
+    assert result.scores["official"]["macro_f1"] == pytest.approx(scores["macro_f1"])
+    assert result.scores["strict"]["macro_f1"] == pytest.approx(scores["macro_f1_strict"])

@@ -132,7 +132,8 @@ TASKS = {
         name="pure_qa", config="selected",
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
         metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
-        parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"), leaderboard_mode="strict",
+        parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
+        leaderboard_mode="strict",
         headline="scheme2_score", corpus_metrics=CORPUS_METRICS),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.

@@ -221,7 +221,8 @@ TASKS = {
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final"),
+        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED,
+        headline="final"),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
@@ -230,7 +231,8 @@ TASKS = {
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
         metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
-        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
+        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED,
+        headline="final",
         corpus_metrics=(("final", True), ("ss", True), ("pa", True))),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
