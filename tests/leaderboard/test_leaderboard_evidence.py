@@ -348,3 +348,45 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
     assert result.model_name == "openai/stub-model" and result.scores["strict"]["coverage"]["n_items"] == 16
     assert result.scores["official"]["macro_f1"] == pytest.approx(scores["macro_f1"])
     assert result.scores["strict"]["macro_f1"] == pytest.approx(scores["macro_f1_strict"])
+
+
+def test_judge_calls_without_an_answer_never_reach_the_leaderboard_and_resume_from_the_cache(tmp_path, monkeypatch):
+    """The scoring worker: when judge calls get no answer (a 503 after the retries) the request goes back to
+    PENDING with why, nothing is stored; a later worker makes only the calls that were not answered."""
+    from sciprobe.benchmarks.prescience import lacer as lr
+    from sciprobe.leaderboard.queue import Worker, data_for, run_worker, submit
+    from sciprobe.leaderboard.validation import validate_model_info, validate_submission
+    from sciprobe.llm.stub_server import StubServer
+
+    template = tmp_path / "lattice.json"
+    lr.write_lattices(template, [lr.toy_lattice("matching")], {"note": "test lattice"})
+    monkeypatch.setenv(lr.TEMPLATE_ENV, str(template))
+    task = "prescience:contribution_generation"
+    ids = task_target(task, data_for("prescience")).ids
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"id": i, "response": f"Title: Idea {k}\nAbstract: A follow-up {k}."})
+                             + "\n" for k, i in enumerate(ids)))
+    store = SQLiteStore(tmp_path / "store")
+    request = submit(store, validate_submission(task, preds, validate_model_info("org/m"),
+                                                data=data_for("prescience")), "judy")
+    failing = {"on": True}
+
+    def status(body: dict, index: int):
+        return 503 if failing["on"] and "Idea 3\n" in body["messages"][-1]["content"] else None
+
+    with StubServer(reply=lambda body: "Score: 7", status_script=status) as stub:
+        spec = f"openai/judge,base_url={stub.base_url},api_key=sk-test,max_retries=0"
+        logs: list[str] = []
+        assert run_worker(store, worker=Worker.create(spec, log=logs.append), max_rounds=1, poll_seconds=0) == 0
+        paused = store.get_request(request.request_id)
+        assert paused.status == "PENDING" and "scoring incomplete" in paused.error
+        assert "1 of 31 items got no answer (ServiceUnavailableError (judge): 1)" in paused.error
+        assert store.list_results() == [] and any("PENDING again" in line for line in logs)
+        sent = stub.count
+        failing["on"] = False
+        assert run_worker(store, worker=Worker.create(spec, log=logs.append), max_rounds=1, poll_seconds=0) == 1
+        assert stub.count == sent + 1  # the other judge answers came from the cache
+    done = store.get_request(request.request_id)
+    assert done.status == "FINISHED"
+    [result] = store.list_results()
+    assert result.scores["corrected"]["coverage"]["n_items"] == len(ids) and "call_failures" not in result.provenance
