@@ -111,6 +111,22 @@ def test_failed_calls_are_left_out_parse_failures_keep_their_modes_and_a_rerun_r
         assert list((tmp_path / "b").rglob("*.model-index.yaml"))
 
 
+def test_an_empty_reply_is_an_answer_the_parser_cannot_read_not_a_failed_call(tmp_path, capsys):
+    """A provider that answers with no content answered: the item is a parse failure in each mode's own way and the
+    run is complete (exit 0); only a call that got no answer makes it incomplete."""
+    with StubServer(reply=lambda body: {"role": "assistant", "content": None}) as stub:
+        model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test,max_retries=0"
+        assert main(["evaluate", "idrbench:ipi", "--model", model, "--limit", "2",
+                     "--output-dir", str(tmp_path / "o")]) == 0
+    _, results = results_of(tmp_path / "o")
+    task = results["sciprobe"]["tasks"]["idrbench:ipi|0"]
+    assert results["sciprobe"]["incomplete"] is None and "call_failures" not in task["provenance"]
+    assert task["scores"]["strict"]["coverage"] == {"n_items": 2, "n_scored": 2, "n_failed": 2, "failure_rate": 1.0}
+    details = pq.read_table(tmp_path / "o" / task["details"]).to_pylist()
+    assert [d["parse_path"] for d in details] == ["failed:no_answer"] * 2
+    assert all(d["error"].startswith("EmptyResponse") for d in details)
+
+
 def test_a_tournament_with_an_unanswered_comparison_is_left_out(tmp_path, capsys):
     """I2R: an instance whose tournament had a comparison that got no answer is no evidence of a ranking."""
     from sciprobe.benchmarks import get_benchmark

@@ -105,7 +105,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             # a tournament with a comparison that got no answer is no evidence of the model's ranking: the
             # instance is left out of the score (sciprobe.evidence) and a rerun replays the answered ones
             "parse_path": CALL_FAILED if failed else "played",
-            "error": (f"{len(failed)} of {len(log)} comparisons got no answer ({failed[0]['error']})"
+            "error": (f"{failed[0]['error']} ({len(failed)} of {len(log)} comparisons got no answer)"
                       if failed else None),
         })
     return records, sha256_hex(canonical_json(prompt_digest)), n_calls
