@@ -147,7 +147,9 @@ def _mode_analysis(task: TaskSpec, result: TaskResult, mode: str, items: ItemSco
 
 def analyse(task: TaskSpec, result: TaskResult, settings: BootstrapSettings = SETTINGS) -> dict[str, Any]:
     """Per mode: the headline's interval and the breakdowns; plus the per-item table (see the module docstring)."""
-    records = result.records
+    from sciprobe.evidence import call_failure
+
+    records = [r for r in result.records if call_failure(r) is None]  # a call without an answer is no item score
     groups = {b.name: [group_labels(r.get(b.name)) for r in records] for b in task.breakdowns}
     clusters = [None if r.get(task.cluster_field) is None else str(r.get(task.cluster_field)) for r in records] \
         if task.cluster_field else None

@@ -241,9 +241,39 @@ class BuildReport:
     source_revision: str | None = None  # hub commit sha when built from a hub dataset
     skipped: list[str] = field(default_factory=list)  # configs the cutoff left empty
     sciprobe_version: str = __version__
+    sample: bool = False  # built from the benchmark's bundled synthetic sample (never published as the benchmark)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """What ``sciprobe_build.json`` holds: everything but the output folder (a local path never goes into a
+        file that may be published)."""
+        return {k: v for k, v in self.__dict__.items() if k != "out_dir"}
+
+
+def is_sample_source(benchmark: Benchmark, source: Path) -> bool:
+    """True when ``source`` is the benchmark's bundled sample: that folder, or a copy of its files (same checksums)."""
+    if benchmark.sample_source is None:
+        return False
+    try:
+        if Path(source).resolve() == Path(benchmark.sample_source).resolve():
+            return True
+        return Path(source).is_dir() and \
+            source_fingerprint(Path(source)) == source_fingerprint(Path(benchmark.sample_source))
+    except (OSError, SciprobeError):
+        return False
+
+
+def source_label_of(benchmark: Benchmark, source: Path) -> str:
+    """How a build names its source without a local path: ``sample:<bench>`` or ``folder:<name>``."""
+    return f"sample:{benchmark.name}" if is_sample_source(benchmark, source) else f"folder:{Path(source).name}"
+
+
+def read_build_info(root: Path) -> dict[str, Any]:
+    """A built folder's ``sciprobe_build.json`` ({} when there is none or it is unreadable)."""
+    try:
+        info = json.loads((Path(root) / BUILD_INFO_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
 
 
 def _write_card(benchmark: Benchmark, root: Path, infos: dict, report: BuildReport) -> None:
@@ -251,8 +281,10 @@ def _write_card(benchmark: Benchmark, root: Path, infos: dict, report: BuildRepo
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    card = DatasetCardData(license=benchmark.license, language=["en"], pretty_name=benchmark.title,
-                           tags=["science-of-science", "sciprobe", benchmark.name])
+    sample = ["synthetic-sample"] if report.sample else []
+    card = DatasetCardData(license=benchmark.license, language=["en"],
+                           pretty_name=benchmark.title + (" (synthetic sample)" if report.sample else ""),
+                           tags=["science-of-science", "sciprobe", benchmark.name, *sample])
     configs = {
         name: {"data_files": [{"split": split, "path": f"{name}/{split}-*"} for split in infos[name].splits],
                **({"default": True} if i == 0 else {})}
@@ -278,11 +310,12 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
         benchmark.config(name)
     if out_dir.exists() and not overwrite:
         raise SciprobeError(f"output folder {out_dir} exists; pass --overwrite to replace it")
-    report = BuildReport(benchmark.name, benchmark.version, str(out_dir), source_label or str(source),
-                         source_fingerprint(source),
+    report = BuildReport(benchmark.name, benchmark.version, str(out_dir),
+                         source_label or source_label_of(benchmark, source), source_fingerprint(source),
                          {**benchmark.source_options, **(options or {})},
                          {"cutoff": cutoff.isoformat() if cutoff else None, "source": cutoff_source})
     report.source_revision = source_revision
+    report.sample = is_sample_source(benchmark, source)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder

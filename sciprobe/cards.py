@@ -35,10 +35,18 @@ def upstream_section(benchmark: Benchmark) -> str:
     return "\n".join(lines)
 
 
+def sample_notice(benchmark: Benchmark) -> str:
+    """The first line of the card of a dataset built from the bundled sample: it is not the benchmark."""
+    return (f"**SYNTHETIC SAMPLE, NOT THE BENCHMARK.** This is sciprobe's bundled sample of {benchmark.title}: a "
+            "handful of items written for sciprobe's tests and demos in the release format. No score on it says "
+            f"anything about a model; evaluate on the {benchmark.title} release.")
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
-        f"# {benchmark.title}",
+        *([sample_notice(benchmark)] if getattr(report, "sample", False) else []),
+        f"# {benchmark.title}" + (" (synthetic sample)" if getattr(report, "sample", False) else ""),
         benchmark.description,
         "## Configs",
         "\n".join(f"- `{c.name}`: {c.description}" for c in benchmark.configs.values()),

@@ -1,5 +1,12 @@
-"""The ``sciprobe`` command line. User errors print one line (``error: ...``) and exit 2; a run stopped by
-``--max-calls``/``--max-cost`` writes its partial results and exits 3."""
+"""The ``sciprobe`` command line.
+
+Exit status: 0 done; 2 a user error (one line, ``error: ...``, nothing written); 3 (:data:`EXIT_INCOMPLETE`) the
+run is INCOMPLETE — a ``--max-calls``/``--max-cost`` cap stopped it, the provider's quota ran out, or calls got
+no answer (connection refused, timeout, 5xx after the retries): its results are written marked incomplete (the
+unanswered items left out of every score, never counted wrong), no model-index is written, the results are
+never exported or ranked, and rerunning the same command resumes from the response cache (only the missing
+calls are made). ``sciprobe score --partial`` exits 0: a partial score is what was asked for, and is marked.
+"""
 
 from __future__ import annotations
 
@@ -29,8 +36,10 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
 """
 
-#: Exit status of a run that a cap stopped (its partial results are written).
+#: Exit status of an incomplete run: a cap stopped it, or calls got no answer (results written, marked).
 EXIT_INCOMPLETE = 3
+#: Exit status of a ``score --partial`` run: written as asked, but not a benchmark result.
+EXIT_PARTIAL = 4
 
 
 def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
@@ -137,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     imported.add_argument("--model-name", help="model name for the results (default: from the upstream file names)")
     imported.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: every mode)")
     imported.add_argument("--output-dir", default="results", help="where results and details go")
+    score.add_argument("--partial", action="store_true",
+                       help="score a file that lacks items over the items it has (refused by default); the result "
+                            "is marked partial everywhere and never exported or ranked")
 
     demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled samples (offline)")
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
@@ -306,22 +318,41 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
-    """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short. A complete run also gets its
-    Hugging Face model-card ``model-index`` YAML next to the results JSON (``sciprobe export`` for more)."""
-    incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")  # evaluate and score_file set it
-    if not incomplete:
-        if results:  # a run whose every task was skipped has nothing to put in a model card
-            from sciprobe.export import export_results
-            from sciprobe.results import atomic_write_bytes
+    """0, or EXIT_INCOMPLETE with what is missing and why on stderr when the run is incomplete (a cap, an
+    exhausted quota, calls that got no answer). Only a complete run gets its Hugging Face model-card
+    ``model-index`` YAML next to the results JSON (``sciprobe export`` for more); a partial score never does."""
+    block = json.loads(path.read_text())["sciprobe"]  # evaluate and score_file set incomplete / partial
+    incomplete, partial = block.get("incomplete"), block.get("partial")
+    if incomplete:
+        from sciprobe.evidence import describe_failures
 
-            card = path.with_name(path.stem + ".model-index.yaml")
-            atomic_write_bytes(card, export_results(path).encode("utf-8"))
-            print(f"model-index: {card}")
-        return 0
-    not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
-    print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
-          f"tasks not run: {not_run}. Rerun the same command to resume from the cache.", file=sys.stderr)
-    return EXIT_INCOMPLETE
+        not_run = ", ".join(incomplete.get("tasks_not_run") or []) or "none"
+        print(f"INCOMPLETE: {incomplete['reason']}; {incomplete.get('skipped_calls', 0)} call(s) skipped, "
+              f"tasks not run: {not_run}. No model-index written; not exported or ranked. Rerun the same command "
+              "to resume from the cache.", file=sys.stderr)
+        for key, summary in (incomplete.get("call_failures") or {}).items():
+            print(f"  {key}: {describe_failures(summary)}; e.g. {summary.get('example')}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    if partial:
+        print(f"PARTIAL: {partial['n_predicted']} of {partial['n_items']} items scored (--partial); the score "
+              "covers those items only: no model-index written, never exported or ranked.", file=sys.stderr)
+        return EXIT_PARTIAL
+    if results:  # a run whose every task was skipped has nothing to put in a model card
+        from sciprobe.export import export_results
+        from sciprobe.results import atomic_write_bytes
+
+        card = path.with_name(path.stem + ".model-index.yaml")
+        left_out: list[str] = []
+        try:
+            text = export_results(path, left_out=left_out)
+        except SciprobeError as exc:  # e.g. nothing scored: the results stand, there is no model card to write
+            print(f"no model-index: {exc}", file=sys.stderr)
+            return 0
+        atomic_write_bytes(card, text.encode("utf-8"))
+        print(f"model-index: {card}")
+        for line in left_out:
+            print(f"  left out of the model-index: {line}", file=sys.stderr)
+    return 0
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -331,7 +362,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     path, results = score_file(args.task, Path(args.predictions), data=args.data, modes=args.modes,
                                model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
                                max_calls=args.max_calls, max_cost=args.max_cost, prompts=args.prompts,
-                               upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
+                               upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
+                               partial=args.partial)
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)

@@ -243,6 +243,14 @@ class TaskSpec:
     # a record field whose items share a source (e.g. the seed paper of I2R instances): the bootstrap resamples
     # these clusters instead of single items
     cluster_field: str | None = None
+    # the mode the leaderboard ranks by: one that scores every item (an unparsable or null answer counts against
+    # the score, never dropped), so leaving hard items unanswered cannot raise a rank; None = the first mode
+    leaderboard_mode: str | None = None
+
+    @property
+    def ranked_mode(self) -> str:
+        """The mode the leaderboard ranks this task by (``leaderboard_mode``, else the first mode)."""
+        return self.leaderboard_mode or self.modes[0]
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,8 @@ class RunInfo:
     usage: dict[str, Any] = field(default_factory=dict)
     param_adjustments: list[str] = field(default_factory=list)
     ledger: dict[str, Any] = field(default_factory=dict)       # the run's calls/cost and caps (sciprobe.llm.ledger)
-    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run
+    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run or calls failed
+    partial: dict[str, Any] | None = None                     # {"n_predicted", "n_items"}: score --partial
     # set for a run of a reference baseline (`sciprobe baselines`): {"name", "description"}
     reference_baseline: dict[str, Any] | None = None
     # the clock that stamps the run (start, end); tests inject a fixed one so no output depends on today
@@ -211,6 +212,7 @@ def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
             "param_adjustments": run.param_adjustments,
             "ledger": run.ledger,
             "incomplete": run.incomplete,
+            "partial": run.partial,
             "reference_baseline": run.reference_baseline,
             "tasks": {t.key: _task_entry(t, detail_files[t.key]) for t in tasks},
         },

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sciprobe.build import BUILD_INFO_FILE, build_benchmark, check_unique_column, dataset_fingerprint
+from sciprobe.build import (BUILD_INFO_FILE, build_benchmark, check_unique_column, dataset_fingerprint,
+                            read_build_info)
 from sciprobe.cutoffs import CutoffReport, filter_dataset
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -63,13 +64,37 @@ class TaskData:
     rows: list[dict[str, Any]]
     fewshot: list[dict[str, Any]]
     fingerprint: str
-    source: str
+    source: str            # what results record as the dataset: a hub id, ``sample:<bench>`` or ``folder:<name>``
     cutoff: dict[str, Any]
+    revision: str | None = None  # the hub revision loaded (None: local files)
+
+
+def split_revision(data: str, revision: str | None = None) -> tuple[str, str | None]:
+    """``owner/name@rev`` -> (``owner/name``, ``rev``) for a hub id that is not a local folder; ``revision``
+    given explicitly wins. Anything else comes back as is."""
+    if "@" in data and not Path(data).exists():
+        repo, _, pinned = data.rpartition("@")
+        if "/" in repo and pinned:
+            return repo, revision or pinned
+    return data, revision
+
+
+def dataset_label(benchmark: Benchmark, location: Path | str, local: bool) -> str:
+    """How results name the dataset, never by a local path (results files are shared, published and shown):
+    a hub id as is, the bundled sample as ``sample:<bench>``, another folder as ``folder:<its name>``."""
+    if not local:
+        return str(location)
+    if read_build_info(Path(location)).get("sample"):
+        return f"sample:{benchmark.name}"
+    return f"folder:{Path(location).resolve().name}"
 
 
 def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cutoff: dt.date | None = None,
                    cutoff_source: str = "none", limit: int | None = None, revision: str | None = None) -> TaskData:
-    """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited."""
+    """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited. ``data`` is a
+    built folder or a hub id, optionally pinned as ``owner/name@revision``."""
+    if data:
+        data, revision = split_revision(data, revision)
     location = Path(data) if data else sample_dataset_dir(benchmark)
     local = location.exists()
     if data and not local and "/" not in data:
@@ -101,4 +126,5 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     if id_field != "id":  # every row a runner gets is identified by ``id`` (the config's own id field's value)
         for row in rows:
             row.setdefault("id", str(row[id_field]))
-    return TaskData(rows, fewshot, fingerprint, target, report)
+    return TaskData(rows, fewshot, fingerprint, dataset_label(benchmark, location, local), report,
+                    None if local else revision)

@@ -48,6 +48,7 @@ class EvaluationRequest:
     # per_task[ref]["prompts"]); upstream_dir: a local copy of the upstream files (offline)
     prompts: str = "sciprobe"
     upstream_dir: Path | None = None
+    items: frozenset[str] | None = None  # only these item ids (``sciprobe score --partial``); None: every item
 
 
 def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
@@ -153,8 +154,10 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
     if prompts.builders and "build_messages" in prompts.builders:
         task = dataclasses.replace(task, build_messages=prompts.builders["build_messages"])
     params = {**task.generation, **request.generation}
+    if request.items is not None:  # a partial score: only the items a predictions file has
+        data.rows = [r for r in data.rows if str(r["id"]) in request.items]
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
-            "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
+            "dataset_fingerprint": data.fingerprint, "dataset_revision": data.revision,
             "prompt_version": (f"upstream:{benchmark.upstream.label}" if prompts.provenance and benchmark.upstream
                                else benchmark.prompt_version),
             **prompts.record(), "model_id": client.model_id,
@@ -164,6 +167,10 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
         base["prompt_warnings"] = list(prompts.warnings)
     results = runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
                                              dry_run, judge_log, prompts))
+    from sciprobe.evidence import leave_out_call_failures
+
+    for result in results:  # a call that got no answer is never scored as a wrong answer, in any mode
+        leave_out_call_failures(task, result)
     if not dry_run:
         from sciprobe.analysis import finish_results
 

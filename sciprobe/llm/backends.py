@@ -64,6 +64,11 @@ class FatalBackendError(SciprobeError):
     """Raised for errors that doom every call of the batch (authentication, permission)."""
 
 
+class QuotaExhausted(FatalBackendError):
+    """The provider's quota is spent (``insufficient_quota``): no call of this model will be answered. A run
+    stops here and writes what it has, marked incomplete (sciprobe.evaluation)."""
+
+
 _FROZEN = False
 
 
@@ -493,7 +498,7 @@ class RemoteBackend:
                         raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
-                    raise FatalBackendError(
+                    raise QuotaExhausted(
                         f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
                     ) from exc
                 if self.policy.is_fatal(exc, litellm):
@@ -559,7 +564,7 @@ class RemoteBackend:
         (:func:`~sciprobe.llm.usage.read_usage`), priced from token counts, text made storable."""
         if text is None and not tool_calls:
             return Completion(text=None, error=f"EmptyResponse: no message content (finish_reason="
-                                               f"{short_repr(finish_reason)})",
+                                               f"{short_repr(finish_reason)})", empty=True,
                               attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
         report = read_usage(usage)
         return Completion(

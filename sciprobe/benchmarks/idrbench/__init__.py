@@ -195,7 +195,8 @@ def _classification_task(name: str, config: str, shots: int, build, parse, headl
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
         record_fields=("pa_id", *(("disciplines",) if config == "ipi" else ("sides_share_discipline",))),
         prediction_labels=("yes", "no"), breakdowns=IPI_BREAKDOWNS if config == "ipi" else I3_BREAKDOWNS,
-        item_scores=classification_items, upstream_prompt=_PROMPTS + upstream_prompt)
+        item_scores=classification_items, upstream_prompt=_PROMPTS + upstream_prompt,
+        leaderboard_mode="strict")  # official drops unparsable answers: answering only easy items would pay
 
 
 TASKS = {
@@ -218,7 +219,8 @@ TASKS = {
         metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr",
         upstream_prompt=_PROMPTS + "i2r_prompts", record_fields=("pa_id", "research_type"),
-        breakdowns=I2R_BREAKDOWNS, item_scores=i2r_items, cluster_field="pa_id"),
+        breakdowns=I2R_BREAKDOWNS, item_scores=i2r_items, cluster_field="pa_id",
+        leaderboard_mode="corrected"),  # expected rank over ties: no alphabetical tie-break to lean on
 }
 
 CARD_SECTIONS = {

@@ -25,6 +25,7 @@ from sciprobe.benchmarks.idrbench.parsing import parse_i2r
 from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
 from sciprobe.declaration import Runner, TaskSpec
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import CALL_FAILED, unanswered
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
 from sciprobe.numbers import finite_number
 from sciprobe.runners.swiss import SwissTournament
@@ -88,7 +89,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
         prompt_digest.append(sha256_hex(canonical_json([list(r.messages) for r in requests])))
         results: dict[int, list[int | None]] = {}
         for (k, match), completion in zip(batch, completions):
-            winner, path = winner_for(mode, completion.text if completion.ok else None)
+            winner, path = winner_for(mode, completion.text) if completion.ok else (None, unanswered(completion).path)
             results.setdefault(k, []).append(winner)
             logs[k].append({"round": match.round, "paper_1": games[k].titles[match.paper_1],
                             "paper_2": games[k].titles[match.paper_2], "winner": winner, "parse_path": path,
@@ -98,6 +99,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
     records = []
     for row, game, log in zip(rows, games, logs):
         standings = game.standings()
+        failed = [m for m in log if m["parse_path"] == CALL_FAILED]
         records.append({
             "id": str(row["id"]),
             "pa_id": row.get("pa_id"),
@@ -109,6 +111,11 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             "n_errors": sum(1 for m in log if m["parse_path"] == "error"),
             "byes": json.dumps([[r, game.titles[p]] for r, p in game.byes], ensure_ascii=False),
             "matches": json.dumps(log, ensure_ascii=False),
+            # a tournament with a comparison that got no answer is no evidence of the model's ranking: the
+            # instance is left out of the score (sciprobe.evidence) and a rerun replays the answered ones
+            "parse_path": CALL_FAILED if failed else "played",
+            "error": (f"{failed[0]['error']} ({len(failed)} of {len(log)} comparisons got no answer)"
+                      if failed else None),
         })
     return records, sha256_hex(canonical_json(prompt_digest)), n_calls
 

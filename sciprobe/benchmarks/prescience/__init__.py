@@ -262,19 +262,20 @@ TASKS = {
         parse=_parse_contribution, gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
-        generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL", extra_columns=("lacer",),
+        generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
+        headline="rougeL", extra_columns=("lacer",),
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True)), breakdowns=(QUARTER,),
         item_scores=contribution_items, upstream_prompt="sciprobe.benchmarks.prescience.upstream:contribution_prompts"),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000", breakdowns=COLLABORATOR_BREAKDOWNS, item_scores=ranking_items),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=COLLABORATOR_BREAKDOWNS, item_scores=ranking_items),
     "prior_work_selection": TaskSpec(
         name="prior_work_selection", config="prior_work_selection",
         description="T3: rank H^{<t_p} papers as the team's influential references (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000", breakdowns=PRIOR_WORK_BREAKDOWNS, item_scores=ranking_items),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=PRIOR_WORK_BREAKDOWNS, item_scores=ranking_items),
     "citation_prediction": TaskSpec(
         name="citation_prediction", config="citation_prediction",
         description="T4: forecast 12-month citations (MAE, R², Pearson, Spearman, log1p)",
@@ -284,7 +285,7 @@ TASKS = {
         name="future_combination", config="future_combination",
         description="T5: rank prior papers that later targets will co-cite with P (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("ndcg_at_k"), modes=("official", "strict"),
-        headline="ndcg@1000", breakdowns=(QUARTER,), item_scores=ranking_items),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=(QUARTER,), item_scores=ranking_items),
     "topic_trends": TaskSpec(
         name="topic_trends", config="topic_trends",
         description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",

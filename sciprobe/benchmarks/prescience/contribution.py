@@ -29,6 +29,7 @@ from typing import Any
 
 from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import error_is_call_failure, mark_call_failure, unanswered
 from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
 from sciprobe.scoring.report import ScoreReport
 
@@ -196,7 +197,7 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     build = task.build_messages or _own_messages
     requests = [Request.of(build(r, ()), dict(params), item_id=str(r["corpus_id"])) for r in rows]
     completions = client.complete_many(requests, desc=task.name)
-    parsed = [parse_contribution(c.text) if c.ok else Parsed(None, "error", {"official": None}) for c in completions]
+    parsed = [parse_contribution(c.text) if c.ok else unanswered(c) for c in completions]
     ids = [str(r["corpus_id"]) for r in rows]
     golds = [contribution_gold(r) for r in rows]
     run = judge_pairs(ids, [p.value for p in parsed], golds, judges, template, modes=tuple(modes))
@@ -210,6 +211,9 @@ def run_contribution_task(ctx: Any) -> list[Any]:
             "lacer_official": {j: run.per_judge[j]["official"].values["per_item"][k]
                                for j in run.per_judge if "official" in run.per_judge[j]},
         })
+        judge_failed = next(((j, e[k]) for j, e in run.errors.items() if error_is_call_failure(e[k])), None)
+        if judge_failed:  # no verdict is no evidence: the item is left out, never scored as a wrong answer
+            mark_call_failure(records[-1], judge_failed[1], f"judge {judge_failed[0]}")
     scores = {mode: task.score(records, mode) for mode in modes}
     for mode in modes:
         scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,

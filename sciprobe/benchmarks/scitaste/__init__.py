@@ -150,14 +150,14 @@ TASKS = {
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
         metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
         parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
-        headline="scheme2_score", corpus_metrics=CORPUS_METRICS, record_fields=("journal_tier",),
+        leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS, record_fields=("journal_tier",),
         breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
         name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
         parse=parsing.parse_answer, gold=gold, runner=AGENT, generation=dict(GENERATION),
-        modes=("paper", "strict"), headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
+        modes=("paper", "strict"), leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items)
        for name, description in (
            ("dimagent_v3", "two-round DimAgent-v3: call the nine bibliometric tools (snapshot or live ADS/OpenAlex), "

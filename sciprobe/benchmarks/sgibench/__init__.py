@@ -281,12 +281,15 @@ def _dry_gold(row: Mapping) -> list[str]:
 # ---------------------------------------------------------------- tasks
 
 _MODES = ("official", "paper")
+#: the leaderboard ranks SGI-Bench by the paper's definitions: a failed generation scores 0 and is counted
+#: (official mode reproduces upstream, which leaves some failing items out)
+_RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
         metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
         corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
         upstream_prompt=_PROMPTS + "deep_research_prompts", record_fields=("discipline", "direction", "type"),
         breakdowns=_breakdowns("type"), item_scores=per_item_items),
@@ -294,20 +297,20 @@ TASKS = {
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
+        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
         upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
         breakdowns=_breakdowns(), item_scores=idea_items),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
         score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5",
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5",
         upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
         breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
         metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
-        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
+        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
         corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts",
         record_fields=("discipline", "direction"), breakdowns=_breakdowns(), item_scores=wet_items),
     "experimental_reasoning": TaskSpec(
@@ -315,7 +318,7 @@ TASKS = {
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
-        modes=_MODES, headline="mca", corpus_metrics=(("mca", True),),
+        modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
         upstream_prompt=_PROMPTS + "reasoning_prompts", record_fields=("discipline", "direction", "type", "image_type"),
         breakdowns=_breakdowns("type", "image_type"), item_scores=per_item_items),
 }

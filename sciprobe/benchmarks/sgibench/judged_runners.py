@@ -35,6 +35,7 @@ from typing import Any
 
 from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import error_is_call_failure, mark_call_failure
 from sciprobe.llm.types import Request
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0.0}  # upstream sends temperature 0 to o4-mini / gpt-4.1-mini
@@ -129,6 +130,14 @@ def ask(client: Any, messages: Sequence[list[dict[str, Any]] | None], item_ids: 
     return texts, errors
 
 
+def mark_judge_failures(records: Sequence[dict[str, Any]], errors: Sequence[str | None], who: str) -> None:
+    """An item whose judge call got no answer has no verdict: it is left out of the score, never counted as a
+    wrong answer (sciprobe.evidence)."""
+    for record, error in zip(records, errors):
+        if error_is_call_failure(error):
+            mark_call_failure(record, str(error), who)
+
+
 def _keep_replies(judge_id: str, texts: Sequence[str | None], errors: Sequence[str | None],
                   messages: Sequence[Any], replies: list[dict[str, str | None]], failures: list[dict[str, str]]) -> None:
     """File one judge's replies per item; an item without a model response to judge is a recorded failure."""
@@ -206,6 +215,7 @@ def run_deep_research(ctx: Any) -> list[Any]:
             record["parsed_answer"] = text.strip() if text is not None else None
             record["parser_error"] = error
             record["parser_id"] = parser_id
+        mark_judge_failures(records, errors, f"answer parser {parser_id}")
 
     replies: list[dict[str, str | None]] = [{} for _ in rows]
     failures: list[dict[str, str]] = [{} for _ in rows]
@@ -214,6 +224,7 @@ def run_deep_research(ctx: Any) -> list[Any]:
     for judge_id, client in panel:
         texts, errors = ask(client, messages, ids, params, f"sgi step judge {judge_id}")
         _keep_replies(judge_id, texts, errors, messages, replies, failures)
+        mark_judge_failures(records, errors, f"judge {judge_id}")
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure in zip(records, replies, failures):
         record["judge_ids"] = judge_ids
@@ -300,6 +311,7 @@ def run_reasoning(ctx: Any) -> list[Any]:
             messages.append(built)
         texts, errors = ask(client, messages, ids, params, f"sgi reasoning-validity judge {judge_id}")
         _keep_replies(judge_id, texts, errors, messages, replies, failures)
+        mark_judge_failures(records, errors, f"judge {judge_id}")
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure, dropped in zip(records, replies, failures, rv_dropped):
         record["judge_ids"] = judge_ids

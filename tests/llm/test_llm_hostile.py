@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import tracemalloc
-from pathlib import Path
 
 import pytest
 from multidict import CIMultiDict
@@ -21,7 +20,9 @@ from sciprobe.llm.stub_server import StubServer
 from sciprobe.llm.types import Completion, Request
 from sciprobe.llm.usage import MAX_TOKENS_PER_CALL
 
-CASES = json.loads((Path(__file__).parent / "cases" / "llm_hostile_responses.json").read_text())["cases"]
+from golden import CASES_DIR
+
+CASES = json.loads((CASES_DIR / "llm_hostile_responses.json").read_text())["cases"]
 ANSWER_CASES = [c for c in CASES if c["class"] != "retry_after"]
 USAGE_CASES = [c for c in CASES if c["class"] == "usage"]
 HEADER_CASES = [c for c in CASES if c["class"] == "retry_after"]
