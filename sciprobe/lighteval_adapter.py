@@ -39,7 +39,8 @@ def make_prompt_function(task: TaskSpec, repo: str):
                     if task.num_fewshot else ())
         messages = task.build_messages(line, examples)
         return Doc(task_name=task_name, query=render_query(messages), choices=[""], gold_index=0,
-                   specific={"id": str(line["id"]), "pa_id": line.get("pa_id"), "gold": task.gold(line)})
+                   specific={"id": str(line["id"]), "gold": task.gold(line),
+                             "fields": {name: line.get(name) for name in task.record_fields}})
 
     prompt.__name__ = f"{task.name}_prompt"
     return prompt
@@ -75,7 +76,7 @@ def _computations():
 
         def compute(self, doc: Any, model_response: Any, **kwargs: Any) -> dict:
             parsed = _task(self.benchmark, self.task).parse(_final_text(model_response))
-            return {"id": doc.specific["id"], "pa_id": doc.specific.get("pa_id"), "gold": doc.specific["gold"],
+            return {"id": doc.specific["id"], **doc.specific.get("fields", {}), "gold": doc.specific["gold"],
                     "prediction": parsed.value, "official": parsed.extra.get("official")}
 
     class OfficialParseFailed(SampleLevelComputation):
@@ -93,8 +94,8 @@ def _computations():
             self.benchmark, self.task, self.mode, self.key = benchmark, task, mode, key
 
         def compute_corpus(self, items: list[dict]) -> float:
-            value = _task(self.benchmark, self.task).score(items, self.mode).values[self.key]
-            # no number (e.g. official macro-F1 when every answer says the same class, as upstream): NaN, not a crash
+            # no number (official mode where upstream's own evaluation gives none) is NaN, never 0
+            value = _task(self.benchmark, self.task).score(items, self.mode).values.get(self.key)
             return float("nan") if value is None else float(value)
 
     class Mean(CorpusLevelComputation):

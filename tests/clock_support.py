@@ -22,3 +22,24 @@ class VirtualClock:
         wake = self.t + max(0.0, seconds)
         await asyncio.sleep(0)  # let other coroutines run, as a real wait would
         self.t = max(self.t, wake)
+
+
+class SharedClock:
+    """A fake UTC clock that several processes read (a ``multiprocessing.Value``): ``now()`` is the shared value,
+    ``advance(s)`` moves it for every process at once. Pass it to a spawned process like any argument."""
+
+    def __init__(self, start: float = 1_900_000_000.0, context=None) -> None:
+        import multiprocessing
+
+        self._value = (context or multiprocessing.get_context("spawn")).Value("d", start)
+
+    def now(self):
+        import datetime as dt
+
+        return dt.datetime.fromtimestamp(self._value.value, dt.UTC)
+
+    __call__ = now
+
+    def advance(self, seconds: float) -> None:
+        with self._value.get_lock():
+            self._value.value += seconds

@@ -1,4 +1,4 @@
-"""Test cases in the evaluate module-template format; checked by sciprobe's tests/test_metric_modules.py.
+"""Test cases in the evaluate module-template format; checked by tests/core/test_metric_folders.py.
 
 `result` lists a subset of the returned keys; `kwargs` are extra compute() arguments.
 """

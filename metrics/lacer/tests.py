@@ -1,7 +1,10 @@
-"""Test cases in the evaluate module-template format; checked by tests/test_prescience_lacer.py.
+"""Test cases in the evaluate module-template format; checked by tests/core/test_metric_folders.py.
 
-`kwargs` omit `template_path` (the test supplies a temporary template); `replies` stand in for the judge.
+`files` are written to temporary files passed as keyword arguments (the LACER template); `replies` stand in for
+the judge.
 """
+
+files = {"template_path": "{{reference_title}}\n{{reference_abstract}}\n{{generation_title}}\n{{generation_abstract}}\n"}
 
 test_cases = [
     {"predictions": [{"title": "A", "abstract": "a"}], "references": [{"title": "A", "abstract": "a"}],

@@ -1,4 +1,4 @@
-"""Test cases in the evaluate module-template format; checked by tests/test_prescience_metrics.py.
+"""Test cases in the evaluate module-template format; checked by tests/core/test_metric_folders.py.
 
 `result` lists a subset of the returned keys; `kwargs` are extra compute() arguments.
 """

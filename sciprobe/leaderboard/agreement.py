@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sciprobe.numbers import finite_number
+
 #: provenance key under which a result keeps its per-judge item scores
 PROVENANCE_KEY = "judge_scores"
 
@@ -40,12 +42,6 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _lacer_scores(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for record in records:
@@ -55,7 +51,7 @@ def _lacer_scores(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, f
         item = str(_maybe_json(record.get("id")))
         for judge, score in per_judge.items():
             out.setdefault(str(judge), {})
-            value = _number(score)
+            value = finite_number(score)
             if value is not None:
                 out[str(judge)][item] = value
     return out

@@ -25,8 +25,9 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store-dir", help="leaderboard store folder (sets SCIPROBE_LEADERBOARD_DIR)")
     parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
     parser.add_argument("--import", dest="imports", action="append", metavar="DIR",
-                        help="import sciprobe results files found below DIR first (default: results/demo, "
-                             "what `sciprobe demo` writes, when it exists)")
+                        help="import sciprobe results files found below DIR (or the results file DIR) first "
+                             "(default: results/demo, what `sciprobe demo` writes, when it exists); a file that "
+                             "cannot be imported is a one-line warning")
     parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
     parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")
@@ -37,6 +38,12 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
                         help="with --worker: cap on judge requests (retries included) over the worker's lifetime")
     parser.add_argument("--max-cost", type=float, metavar="USD",
                         help="with --worker: cap on judge cost in USD over the worker's lifetime (litellm prices)")
+    parser.add_argument("--lease-seconds", type=float, default=600.0, metavar="S",
+                        help="with --worker: how long a claimed request stays this worker's without renewal (renewed "
+                             "every S/3 while it is scored); after a worker dies, others take its request over once "
+                             "the lease has expired (default 600)")
+    parser.add_argument("--worker-name", default="", metavar="NAME",
+                        help="with --worker: the name its claims carry (default HOST:PID)")
     parser.add_argument("--no-cache", action="store_true",
                         help="with --worker: do not read or write the response cache (default: the cache of "
                              "`sciprobe evaluate`)")
@@ -51,8 +58,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from sciprobe.leaderboard.queue import Worker, run_worker
         from sciprobe.leaderboard.store_factory import open_store
 
+        import datetime as dt
+
+        from sciprobe.errors import SciprobeError
+
+        lease = getattr(args, "lease_seconds", 600.0)
+        if not 0 < lease < 10 ** 7:
+            raise SciprobeError(f"--lease-seconds must be positive, not {lease}")
         worker = Worker.create(getattr(args, "judge", None), max_calls=getattr(args, "max_calls", None),
-                               max_cost=getattr(args, "max_cost", None), use_cache=not getattr(args, "no_cache", False))
+                               max_cost=getattr(args, "max_cost", None),
+                               use_cache=not getattr(args, "no_cache", False),
+                               name=getattr(args, "worker_name", ""), lease=dt.timedelta(seconds=lease))
         processed = run_worker(open_store(), poll_seconds=args.poll_seconds, max_rounds=1 if args.once else None,
                                worker=worker)
         print(f"processed {processed} request(s)")
@@ -91,16 +107,24 @@ def configure_publish_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo_id", metavar="REPO_ID", help="owner/name (owner only for `all`)")
     parser.add_argument("--dry-run", action="store_true", help="write the folder that would be uploaded; no network")
     parser.add_argument("--out", help="where to write the staged folder (required with --dry-run)")
-    parser.add_argument("--benchmark", help="benchmark for `dataset` (default: the repo name if registered, else idrbench)")
-    parser.add_argument("--source", help="release files to build the dataset from (default: the bundled sample)")
+    parser.add_argument("--benchmark", help="benchmark of `dataset` (default: the repo name when it is a registered "
+                                            "benchmark); with `all`: the one benchmark whose --source is given")
+    parser.add_argument("--source", help="the benchmark's release files to build the dataset from")
+    parser.add_argument("--sample", action="store_true",
+                        help="publish the bundled synthetic sample instead of a release (refused otherwise); the "
+                             "card's first line says it is a sample")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from sciprobe.publish import publish
 
     artifacts = publish(args.kind, args.repo_id, dry_run=args.dry_run, out=args.out, benchmark=args.benchmark,
-                        source=args.source, token=os.environ.get("HF_TOKEN"))
+                        source=args.source, token=os.environ.get("HF_TOKEN"), sample=getattr(args, "sample", False))
     verb = "staged" if args.dry_run else "uploaded"
     for artifact in artifacts:
         print(f"{verb} {artifact.kind:7s} {artifact.repo_type}:{artifact.repo_id}  <- {artifact.folder}")
+    datasets = [a for a in artifacts if a.kind == "dataset"]
+    if datasets and not getattr(args, "sample", False):  # what the Space must be told to score against
+        pins = ",".join(f"{a.benchmark}={a.repo_id}@REVISION" for a in datasets)
+        print(f"pin the leaderboard to them: SCIPROBE_LEADERBOARD_DATA={pins} (REVISION: the commit uploaded)")
     return 0

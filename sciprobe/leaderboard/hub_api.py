@@ -4,18 +4,29 @@
 ``snapshot_download`` to read, ``upload_folder`` to publish). :class:`LocalFolderApi` is the offline stand-in:
 repo ``owner/name`` of type ``dataset`` is the folder ``<root>/datasets/owner/name`` and every file lands at
 its path in the repo, exactly where the Hub layout would put it.
+
+Commits can be conditional (``parent_commit``): the commit fails with :class:`CommitConflict` when the repo's head
+moved since that revision. That compare-and-swap is what lets several leaderboard workers claim requests on the
+Hub store without a database (the Hub checks ``parentCommit`` server-side; :class:`LocalFolderApi` under a file
+lock, with a revision counter beside the repo folder).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from sciprobe.errors import SciprobeError
 
 REPO_TYPES = ("dataset", "space", "model")
+
+
+class CommitConflict(SciprobeError):
+    """A conditional commit lost: the repo changed since ``parent_commit``."""
 
 
 def check_repo_path(path_in_repo: str) -> str:
@@ -35,14 +46,20 @@ def check_repo_id(repo_id: str) -> str:
 
 
 class HubApi(Protocol):
-    """The four operations sciprobe needs from the Hub."""
+    """The operations sciprobe needs from the Hub."""
 
-    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset") -> None:
-        """Add or replace all ``files`` (path in repo -> content) in one commit."""
+    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset", *,
+               parent_commit: str | None = None) -> str | None:
+        """Add or replace all ``files`` (path in repo -> content) in one commit; returns the new revision. With
+        ``parent_commit``, raises :class:`CommitConflict` (and changes nothing) unless that is still the head."""
 
-    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None) -> Path | None:
-        """A local folder with the repo's current files matching ``patterns`` (all when None); None when the
-        repo does not exist yet."""
+    def head(self, repo_id: str, repo_type: str = "dataset") -> str | None:
+        """The repo's current revision; None when the repo does not exist yet."""
+
+    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None,
+                 revision: str | None = None) -> Path | None:
+        """A local folder with the repo's files matching ``patterns`` (all when None) at ``revision`` (default
+        the head); None when the repo does not exist yet."""
 
     def download(self, repo_id: str, path_in_repo: str, repo_type: str = "dataset") -> bytes | None:
         """One file's content (None when it does not exist)."""
@@ -62,17 +79,48 @@ class LocalFolderApi:
             raise SciprobeError(f"unknown repo type {repo_type!r}")
         return self.root / f"{repo_type}s" / check_repo_id(repo_id)
 
-    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset") -> None:
+    def _head_file(self, repo_id: str, repo_type: str) -> Path:
+        base = self.repo_dir(repo_id, repo_type)
+        return base.with_name(base.name + ".head")  # beside the repo folder: the folder holds only repo files
+
+    @contextlib.contextmanager
+    def _locked(self, repo_id: str, repo_type: str) -> Iterator[None]:
+        base = self.repo_dir(repo_id, repo_type)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        with open(base.with_name(base.name + ".lock"), "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # across processes; released when the file closes
+            yield
+
+    def _read_head(self, repo_id: str, repo_type: str) -> str | None:
+        if not self.repo_dir(repo_id, repo_type).is_dir():
+            return None
+        file = self._head_file(repo_id, repo_type)
+        return file.read_text("ascii").strip() if file.is_file() else "0"
+
+    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset", *,
+               parent_commit: str | None = None) -> str | None:
         from sciprobe.results import atomic_write_bytes
 
         base = self.repo_dir(repo_id, repo_type)
         for path in files:
             check_repo_path(path)
-        for path, data in files.items():
-            atomic_write_bytes(base / path, data)
+        with self._locked(repo_id, repo_type):
+            head = self._read_head(repo_id, repo_type)
+            if parent_commit is not None and parent_commit != head:
+                raise CommitConflict(f"{repo_id} moved from {parent_commit} to {head}")
+            for path, data in files.items():
+                atomic_write_bytes(base / path, data)
+            revision = str(int(head or 0) + 1)
+            atomic_write_bytes(self._head_file(repo_id, repo_type), revision.encode("ascii"))
+            return revision
 
-    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None) -> Path | None:
-        base = self.repo_dir(repo_id, repo_type)
+    def head(self, repo_id: str, repo_type: str = "dataset") -> str | None:
+        with self._locked(repo_id, repo_type):
+            return self._read_head(repo_id, repo_type)
+
+    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None,
+                 revision: str | None = None) -> Path | None:
+        base = self.repo_dir(repo_id, repo_type)  # the live folder; a conditional commit catches any change since
         return base if base.is_dir() else None
 
     def download(self, repo_id: str, path_in_repo: str, repo_type: str = "dataset") -> bytes | None:
@@ -94,22 +142,40 @@ class HfHubApi:
         self.api = HfApi(token=token)
         self.cache_dir = cache_dir
 
-    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset") -> None:
+    def commit(self, repo_id: str, files: Mapping[str, bytes], message: str, repo_type: str = "dataset", *,
+               parent_commit: str | None = None) -> str | None:
         from huggingface_hub import CommitOperationAdd
+        from huggingface_hub.errors import HfHubHTTPError
 
         operations = [CommitOperationAdd(path_in_repo=check_repo_path(p), path_or_fileobj=data)
                       for p, data in files.items()]
-        self.api.create_commit(repo_id=repo_id, operations=operations, commit_message=message,
-                               repo_type=repo_type)
+        try:
+            info = self.api.create_commit(repo_id=repo_id, operations=operations, commit_message=message,
+                                          repo_type=repo_type, parent_commit=parent_commit)
+        except HfHubHTTPError as exc:
+            status = getattr(getattr(exc, "response", None), "status_code", None)
+            if parent_commit is not None and status in (409, 412):  # the head is no longer parent_commit
+                raise CommitConflict(f"{repo_id} moved since {parent_commit[:12]}") from None
+            raise
+        return getattr(info, "oid", None)
 
-    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None) -> Path | None:
+    def head(self, repo_id: str, repo_type: str = "dataset") -> str | None:
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        try:
+            return self.api.repo_info(repo_id, repo_type=repo_type).sha
+        except RepositoryNotFoundError:
+            return None
+
+    def snapshot(self, repo_id: str, repo_type: str = "dataset", patterns: list[str] | None = None,
+                 revision: str | None = None) -> Path | None:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import RepositoryNotFoundError
 
         try:
             local_dir = None if self.cache_dir is None else self.cache_dir / repo_type / repo_id
             return Path(snapshot_download(repo_id=repo_id, repo_type=repo_type, token=self.api.token,
-                                          local_dir=local_dir, allow_patterns=patterns))
+                                          local_dir=local_dir, allow_patterns=patterns, revision=revision))
         except RepositoryNotFoundError:
             return None
 

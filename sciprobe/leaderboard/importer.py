@@ -1,18 +1,38 @@
 """Import results files written by ``sciprobe evaluate`` / ``sciprobe demo`` into a leaderboard store, so a
 local leaderboard shows your own runs next to submissions. Scores are taken as computed by sciprobe on this
-machine (the Space never accepts scores from submitters; this path is for the local store only)."""
+machine (the Space never accepts scores from submitters; this path is for the local store only) — but a file is
+outside input all the same: it is checked before anything is stored. A file that is not a sciprobe results file
+is refused with one line; a task whose numbers cannot come from its metric (out of the range declared in
+:mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with one line and the rest imports.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import COMPLETE, result_status
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
-from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.store import LeaderboardStore
+from sciprobe.leaderboard.validation import sanitize_text
+from sciprobe.numbers import count
+
+MAX_RESULTS_BYTES = 64_000_000
+MAX_NAME_CHARS = 200
+COVERAGE_KEYS = ("n_items", "n_scored", "n_failed")
+
+Warn = Callable[[str], None]
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def _family(model_id: str) -> str:
@@ -22,63 +42,192 @@ def _family(model_id: str) -> str:
 def _judge_scores(results_path: Path, details: str | None) -> dict | None:
     """Per-judge item scores from the task's details Parquet (``<out>/details/...``, next to ``<out>/results``),
     when the task was scored by a panel of judges; None when there is no panel or no details file."""
-    if not details:
+    if not isinstance(details, str) or not details:
         return None
-    file = results_path.resolve().parents[2] / details if len(results_path.resolve().parents) > 2 else None
-    if file is None or not file.is_file():
-        return None
+    parents = results_path.resolve().parents
+    file = parents[2] / details if len(parents) > 2 else None
     try:
+        if file is None or not file.resolve().is_relative_to(parents[2]) or not file.is_file():
+            return None
         return judge_scores_from_details(file)
     except Exception:  # noqa: BLE001 - an unreadable details file only loses the agreement view
         return None
 
 
-def import_results_file(store: LeaderboardStore, path: Path, user: str = "local") -> list[str]:
+def _text(value: Any, what: str, limit: int = MAX_NAME_CHARS) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise SciprobeError(f"{what} must be a non-empty string of at most {limit} characters")
+    return value
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The parsed file (a sciprobe or a lighteval results file), or one line saying why it is neither."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_RESULTS_BYTES:
+            raise SciprobeError(f"{size} bytes is too large for a results file")
+        raw = path.read_bytes()
+        data = json.loads(raw.decode("utf-8"))
+        json.dumps(data, ensure_ascii=False).encode("utf-8")  # lone surrogates (\ud800) cannot be stored or shown
+    except SciprobeError:
+        raise
+    except UnicodeError:
+        raise SciprobeError("holds text that is not valid Unicode") from None
+    except RecursionError:
+        raise SciprobeError("JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise SciprobeError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python refuses ints of more than 4,300 digits
+            raise SciprobeError("holds a number with too many digits") from None
+        raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
+    except OSError as exc:
+        raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    if is_lighteval_results(data):
+        return data
+    if not isinstance(data, dict) or not isinstance(data.get("sciprobe"), dict):
+        raise SciprobeError("neither a sciprobe results file (no \"sciprobe\" block) nor lighteval's")
+    block = data["sciprobe"]
+    _text(block.get("model_id"), "sciprobe.model_id")
+    if not isinstance(block.get("tasks"), dict):
+        raise SciprobeError("sciprobe.tasks must be an object")
+    judges = block.get("judge_ids") or []
+    if not isinstance(judges, list) or not all(isinstance(j, str) and len(j) <= MAX_NAME_CHARS for j in judges):
+        raise SciprobeError("sciprobe.judge_ids must be a list of model ids")
+    return data
+
+
+def _check_task(key: str, task: Any) -> tuple[str, Any]:
+    """(base task ref, TaskSpec) of one task entry whose structure and numbers are sound, else SciprobeError."""
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.scoring.ranges import out_of_range
+
+    if not isinstance(task, dict) or not isinstance(task.get("provenance"), dict):
+        raise SciprobeError("no provenance")
+    ref = ":".join(key.rsplit("|", 1)[0].split(":")[:2])
+    benchmark, spec = resolve_task(ref)
+    prov = task["provenance"]
+    if prov.get("benchmark") != benchmark.name:
+        shown = sanitize_text(prov.get("benchmark"), 40)
+        raise SciprobeError(f"provenance.benchmark is {shown!r}, not {benchmark.name}")
+    _text(prov.get("benchmark_version"), "provenance.benchmark_version", 40)
+    _text(prov.get("dataset_fingerprint"), "provenance.dataset_fingerprint")
+    if prov.get("dataset_revision") is not None:
+        _text(prov["dataset_revision"], "provenance.dataset_revision")
+    cutoff = prov.get("cutoff")
+    if cutoff is not None and not (isinstance(cutoff, dict) and isinstance(cutoff.get("cutoff"), (str, type(None)))):
+        raise SciprobeError("provenance.cutoff must be an object with a date")
+    scores = task.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        raise SciprobeError("no scores")
+    for mode, report in scores.items():
+        if mode not in spec.modes:
+            raise SciprobeError(f"unknown mode {sanitize_text(mode, 30)!r} (modes: {', '.join(spec.modes)})")
+        if not isinstance(report, dict):
+            raise SciprobeError(f"scores.{mode} must be an object")
+        problem = out_of_range(spec.metric, mode, report)
+        if problem:
+            raise SciprobeError(problem)
+        coverage = report.get("coverage")
+        counts = [count(coverage.get(k)) for k in COVERAGE_KEYS] if isinstance(coverage, Mapping) else [None]
+        if None in counts or counts[1] > counts[0] or counts[2] > counts[0]:
+            raise SciprobeError(f"scores.{mode}.coverage must hold counts n_items >= n_scored, n_failed")
+    return ref, spec
+
+
+def import_results_file(store: LeaderboardStore, path: Path, user: str = "local", *, warn: Warn = _warn) -> list[str]:
     """Add every task of one results JSON to ``store``; returns the result ids (re-importing replaces).
 
-    A task that a ``--max-calls``/``--max-cost`` cap cut short (``provenance.incomplete``) is left out: its
-    score covers an arbitrary prefix of the items and must not rank next to full runs. The run's complete
-    tasks are imported."""
+    Raises :class:`SciprobeError` (one line) when the file is not a sciprobe results file. A task whose entry is
+    malformed or whose numbers are out of its metric's range is refused through ``warn`` and left out; the other
+    tasks import. A task that is not complete (sciprobe.evidence: a cap cut it short or calls got no answer —
+    ``provenance.incomplete`` — or a ``--partial`` score) is left out with a ``warn`` line too: its score covers
+    only some of the items and must not rank next to full runs."""
+    path = Path(path)
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        block = data["sciprobe"]
-        model_id = block["model_id"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise SciprobeError(f"{path} is not a sciprobe results file ({type(exc).__name__})") from None
+        if path.suffix == ".parquet":  # a lighteval details file named on its own: rescored, then imported
+            from sciprobe.leaderboard.lighteval_import import import_details_file
+
+            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
+        data = _load(path)
+        if "sciprobe" not in data:  # lighteval's own results: every task rescored from its details
+            from sciprobe.leaderboard.lighteval_import import import_lighteval_results
+
+            return import_lighteval_results(
+                path, data, lambda written: import_results_file(store, written, user, warn=warn), warn)
+    except SciprobeError as exc:
+        raise SciprobeError(f"{path}: {exc}") from None
+    block = data["sciprobe"]
+    model_id = block["model_id"]
+    configs = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
     # I2R writes one entry per mode ("idrbench:i2r|0", "idrbench:i2r:corrected|0"): merge them per task.
     merged: dict[str, dict] = {}
     for key, task in block["tasks"].items():
-        if task["provenance"].get("incomplete"):
+        try:
+            ref, _ = _check_task(str(key), task)
+        except SciprobeError as exc:
+            warn(f"{path}: task {sanitize_text(key, 60)!r} refused: {sanitize_text(exc, 200)}")
             continue
-        ref = key.rsplit("|", 1)[0]
-        base = ":".join(ref.split(":")[:2])
-        entry = merged.setdefault(base, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
-                                         "headline": ""})
-        panel = _judge_scores(Path(path), task.get("details"))
+        status = result_status(task["provenance"])
+        if status != COMPLETE:  # its score covers only some items: it must not rank next to full runs
+            why = task["provenance"].get("incomplete") or task["provenance"].get("partial") or ""
+            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: {status} result "
+                 f"({sanitize_text(why, 160)}); only complete results are ranked")
+            continue
+        entry = merged.setdefault(ref, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
+                                        "headline": ""})
+        panel = _judge_scores(path, task.get("details"))
         if panel is not None:
             entry["provenance"][PROVENANCE_KEY] = panel
         entry["scores"].update(task["scores"])
-        config = (data.get("config_tasks") or {}).get(key) or {}
+        config = configs.get(key) if isinstance(configs.get(key), dict) else {}
         mode = config.get("default_mode")
         entry["default"] = entry["default"] or (mode if mode in task["scores"] else next(iter(task["scores"])))
-        entry["headline"] = entry["headline"] or config.get("headline") or ""
-    request_id = "import-" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        headline = config.get("headline")
+        entry["headline"] = entry["headline"] or (headline if isinstance(headline, str) else "")
+    request_id = "import-" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    knowledge = knowledge_cutoff(model_id, None)
     ids = []
     for ref, entry in merged.items():
+        from sciprobe.benchmarks import resolve_task
+
         prov = entry["provenance"]
         default = entry["default"]
-        headline = entry["headline"] or next((k for k in ("macro_f1", "mrr") if k in entry["scores"][default]), "")
+        headline = entry["headline"] or resolve_task(ref)[1].headline
         record = ResultRecord(
             request_id=request_id, user=user, model_name=model_id, task=ref, benchmark=prov["benchmark"],
             benchmark_version=prov["benchmark_version"], dataset_fingerprint=prov["dataset_fingerprint"],
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
             cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
-            judge_ids=list(block.get("judge_ids") or []),
-            model_family=_family(model_id), model_cutoff=knowledge_cutoff(model_id, None))
+            judge_ids=list(block.get("judge_ids") or []), model_family=_family(model_id),
+            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         ids.append(store.add_result(record))
     return ids
 
 
-def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local") -> int:
-    """Import every ``results_*.json`` below ``folder``; returns how many task results were added."""
-    return sum(len(import_results_file(store, p, user)) for p in sorted(Path(folder).rglob("results_*.json")))
+def results_files(location: Path) -> list[Path]:
+    """``location`` itself when it is a file (a results JSON, or a lighteval details ``.parquet``), else every
+    ``results_*.json`` below it (sciprobe's, or lighteval's, which bring their details along)."""
+    location = Path(location)
+    return [location] if location.is_file() else sorted(location.rglob("results_*.json"))
+
+
+def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local", *, warn: Warn = _warn) -> int:
+    """Import every ``results_*.json`` below ``folder`` (or the file ``folder``); returns how many task results
+    were added. A file that cannot be imported is one ``warn`` line and the import goes on with the next."""
+    folder = Path(folder)
+    if not folder.exists():
+        warn(f"{folder}: no such file or folder; nothing imported from it")
+        return 0
+    added = 0
+    for file in results_files(folder):
+        try:
+            added += len(import_results_file(store, file, user, warn=warn))
+        except SciprobeError as exc:
+            warn(f"skipped {sanitize_text(exc, 300)}")
+        except Exception as exc:  # noqa: BLE001 - one bad file never ends the import with a traceback
+            warn(f"skipped {file}: {type(exc).__name__}: {sanitize_text(exc, 200)}")
+    return added

@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from sciprobe.errors import SciprobeError
 
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
@@ -27,6 +30,13 @@ def iso(ts: dt.datetime) -> str:
 
 def parse_iso(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value)
+
+
+def identity_key(text: str | None) -> str:
+    """How a name counts for identity: NFKC (full-width and other compatibility forms fold to plain letters),
+    whitespace trimmed and collapsed, case folded. ``"Org/Model"``, ``"org/model\\n"`` and ``"ｏｒｇ/ｍｏｄｅｌ"``
+    are one model; ``"Alice "`` and ``"ALICE"`` one user (rate limit, dedupe, ownership, rows)."""
+    return " ".join(unicodedata.normalize("NFKC", str(text or "")).split()).casefold()
 
 
 def _from_dict(cls: type, data: dict[str, Any]) -> Any:
@@ -57,6 +67,9 @@ class SubmissionRequest:
     updated_time: str = field(default_factory=lambda: iso(utc_now()))
     error: str | None = None
     result_id: str | None = None
+    claimed_by: str | None = None   # the claim token of the worker scoring it (RUNNING)
+    lease_until: str | None = None  # the claim expires then (ISO); another worker may take the request after
+    attempts: int = 0               # how many times a worker claimed it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,17 +79,39 @@ class SubmissionRequest:
         return _from_dict(cls, data)
 
 
-def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
-            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None) -> str:
-    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums)
-    or recorded dataset revision (hub commit) is a different row, never merged.
+#: the prompt set of results that record none (every result before prompt sets existed)
+DEFAULT_PROMPT_SET = "sciprobe"
 
-    The revision joins the key only when one is recorded, so rows stored before revisions were recorded keep
-    their ids (and their results keep replacing each other as before)."""
-    identity = [model_name, benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)]
+
+def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
+            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None, *, owner: str = "",
+            prompt_set: str = DEFAULT_PROMPT_SET) -> str:
+    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums),
+    recorded dataset revision (hub commit) or prompt set (sciprobe's / upstream's templates) is a different row,
+    never merged.
+
+    The model name counts by :func:`identity_key` (case variants are one row). The owner (the submitting user,
+    by :func:`identity_key`) is part of the identity: a result of one user never replaces another user's cell,
+    whatever path it came by (the Space also refuses a model name another user submitted first).
+    The revision and a non-default prompt set join the key only when recorded."""
+    identity = [identity_key(model_name), benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)]
     if dataset_revision:
         identity.append(str(dataset_revision))
+    if owner:
+        identity.append({"owner": identity_key(owner)})
+    if prompt_set and prompt_set != DEFAULT_PROMPT_SET:
+        identity.append({"prompt_set": prompt_set})
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
+
+
+def registry_cutoff(model_name: str) -> str | None:
+    """The registry's knowledge cutoff of ``model_name`` (``YYYY-MM-DD``), None when the registry does not know it."""
+    from sciprobe.cutoffs import lookup_model_cutoff
+
+    try:
+        return lookup_model_cutoff(model_name).cutoff.isoformat()
+    except SciprobeError:
+        return None
 
 
 def short_fingerprint(fingerprint: str | None, length: int = 8) -> str:
@@ -119,14 +154,18 @@ class ResultRecord:
     judge_ids: list[str] = field(default_factory=list)
     model_family: str = ""
     model_revision: str = ""
-    model_cutoff: str | None = None          # the model's knowledge cutoff (claim or registry)
+    model_cutoff: str | None = None          # the model's knowledge cutoff (registry, else the submitter's claim)
     min_item_date: str | None = None         # the oldest scored item's date (contamination check)
     created_time: str = field(default_factory=lambda: iso(utc_now()))
+    model_cutoff_source: str | None = None   # "registry" | "claim" (None: a record from before sources)
+    claimed_cutoff: str | None = None        # what the submitter claimed, kept even when the registry wins
+    prompt_set: str = DEFAULT_PROMPT_SET     # the prompts the model got: "sciprobe" or "upstream"
 
     @property
     def row_id(self) -> str:
         return row_key(self.model_name, self.benchmark, self.benchmark_version, self.dataset_fingerprint,
-                       self.cutoff, self.judge_ids, self.dataset_revision)
+                       self.cutoff, self.judge_ids, self.dataset_revision, owner=self.user,
+                       prompt_set=self.prompt_set)
 
     @property
     def revision(self) -> str:
@@ -139,16 +178,50 @@ class ResultRecord:
         return hashlib.sha256(f"{self.row_id}|{self.task}".encode()).hexdigest()[:20]
 
     @property
+    def cutoff_source(self) -> str | None:
+        """Where :attr:`model_cutoff` comes from: ``registry`` or ``claim`` (None when there is none). A record
+        written before sources were recorded counts as a claim unless the registry gives the same date."""
+        if not self.model_cutoff:
+            return None
+        if self.model_cutoff_source in ("registry", "claim"):
+            return self.model_cutoff_source
+        return "registry" if registry_cutoff(self.model_name) == self.model_cutoff else "claim"
+
+    @property
     def contamination_free(self) -> bool | None:
-        """True when every scored item post-dates the model's knowledge cutoff; None when unknown."""
+        """True when every scored item post-dates the model's knowledge cutoff *from the registry*; False when
+        an item does not (by the registry, or by the submitter's own claim); None when unknown. A claim alone
+        never makes a result contamination-free: it can only admit overlap."""
         if not self.model_cutoff or not self.min_item_date:
             return None
         from sciprobe.cutoffs import parse_cutoff
 
         try:
-            return self.min_item_date[:10] > parse_cutoff(self.model_cutoff).isoformat()
-        except ValueError:
+            after = self.min_item_date[:10] > parse_cutoff(self.model_cutoff).isoformat()
+        except (ValueError, SciprobeError):
             return None
+        if self.cutoff_source == "registry":
+            return after
+        return None if after else False
+
+    @property
+    def contamination_label(self) -> str:
+        """``yes`` / ``no`` / ``unverified`` (only a claim says the items post-date the model) / ``unknown``."""
+        flag = self.contamination_free
+        if flag is not None:
+            return "yes" if flag else "no"
+        return "unverified" if self.cutoff_source == "claim" and self.min_item_date else "unknown"
+
+    @property
+    def cutoff_label(self) -> str:
+        """The knowledge cutoff as the tables show it, saying where it comes from and any conflicting claim."""
+        if not self.model_cutoff:
+            return "unknown"
+        if self.cutoff_source == "claim":
+            return f"{self.model_cutoff} (claimed)"
+        if self.claimed_cutoff and self.claimed_cutoff != self.model_cutoff:
+            return f"{self.model_cutoff} (registry; claimed {self.claimed_cutoff})"
+        return self.model_cutoff
 
     def flat_results(self) -> dict[str, Any]:
         """lighteval-style flat metrics: default mode bare, others as ``key:mode``."""

@@ -3,13 +3,17 @@
 A submission is a predictions JSONL file for one task (the format of :mod:`sciprobe.predictions`) plus model
 metadata. Checks, each failing with a one-line :class:`SubmissionError` that names the file and line:
 
-* file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters);
+* file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters), or
+  ``.parquet`` for lighteval's details file of a run of sciprobe's task cards: its answers become the predictions
+  (:mod:`sciprobe.lighteval_results`) and its golds must be the pinned dataset's (else it was made on other data);
 * size: at most ``max_bytes`` (checked on disk before reading), every line at most ``max_line_bytes``;
 * encoding: UTF-8 without byte-order mark, no NUL bytes (binary files);
 * schema: one JSON object per line, no duplicate keys, only the task's fields (single-call tasks: ``id`` plus
   ``response`` *or* ``prediction``; I2R: ``id``, ``ranking``, optional ``scores``; an optional ``task`` field
   must name this task), no NaN/Infinity, bounded nesting and string lengths;
-* ids: strings, each a test id of the dataset the leaderboard scores against, no duplicates, none missing.
+* ids: strings, each a test id of the dataset the leaderboard scores against (named in the message), no
+  duplicates, none missing ("N of M items have no prediction": a missing prediction is not a wrong answer, and a
+  partial submission is never ranked).
 
 The output is a canonical JSONL (sorted ids, only known fields) — what is stored, hashed for duplicate
 detection and fed to :func:`sciprobe.scoring_cli.score_file` (which reads it with
@@ -23,7 +27,6 @@ import functools
 import hashlib
 import html
 import json
-import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.numbers import MAX_ABS_NUMBER, finite_number
 
 MAX_FILE_BYTES = 20_000_000
 MAX_LINE_BYTES = 256_000          # well under sciprobe.predictions.MAX_LINE_BYTES
@@ -40,10 +44,12 @@ MAX_RANKING = 500
 MAX_TITLE_CHARS = 2_000
 MAX_ID_CHARS = 200
 
-_MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+\-/:@]{0,119}$")
-_FILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\- ]{0,127}$")
-_FAMILY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\- ]{0,39}$")
-_REVISION_RE = re.compile(r"^[A-Za-z0-9._\-/]{0,80}$")
+# used with fullmatch: "$" alone would let a trailing newline through ("alice\n" passed the user-name check)
+_MODEL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-/:@]{0,119}")
+_FILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\- ]{0,127}")
+_FAMILY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\- ]{0,39}")
+_REVISION_RE = re.compile(r"[A-Za-z0-9._\-/]{0,80}")
+_USER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,38}")
 
 
 class SubmissionError(SciprobeError):
@@ -54,7 +60,10 @@ class SubmissionError(SciprobeError):
 
 def sanitize_text(value: Any, max_len: int) -> str:
     """Drop control and format characters (incl. bidi overrides, zero-width), collapse whitespace, cap length."""
-    text = "" if value is None else str(value)
+    try:
+        text = "" if value is None else str(value)
+    except ValueError:  # str() of an int with more than 4,300 digits
+        text = f"<{type(value).__name__} too large to show>"
     text = "".join(" " if ch in "\t\n\r" else ch for ch in text
                    if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
     text = " ".join(text.split())
@@ -90,18 +99,19 @@ def default_family(model_name: str) -> str:
 
 def validate_model_info(model_name: Any, model_family: Any = "", model_revision: Any = "", model_cutoff: Any = "",
                         description: Any = "") -> ModelInfo:
-    """Model names are identifiers (``owner/name``-like, no markup); free text is sanitised."""
-    name = "" if model_name is None else str(model_name).strip()
+    """Model names are identifiers (``owner/name``-like, no markup), NFKC-normalised first (full-width letters
+    become plain ones); free text is sanitised."""
+    name = "" if model_name is None else unicodedata.normalize("NFKC", str(model_name)).strip()
     if not name:
         raise SubmissionError("model name is required")
-    if not _MODEL_NAME_RE.match(name) or ".." in name or "//" in name:
+    if not _MODEL_NAME_RE.fullmatch(name) or ".." in name or "//" in name:
         raise SubmissionError(f"model name {_short(name)} may only use letters, digits and . _ + - / : @ "
                               "(at most 120 characters)")
     family = sanitize_text(model_family, 40)
-    if family and not _FAMILY_RE.match(family):
+    if family and not _FAMILY_RE.fullmatch(family):
         raise SubmissionError(f"model family {_short(family)} may only use letters, digits, spaces and . _ -")
     revision = sanitize_text(model_revision, 80)
-    if not _REVISION_RE.match(revision):
+    if not _REVISION_RE.fullmatch(revision):
         raise SubmissionError(f"model revision {_short(revision)} may only use letters, digits and . _ - /")
     cutoff = sanitize_text(model_cutoff, 10) or None
     if cutoff is not None:
@@ -114,6 +124,18 @@ def validate_model_info(model_name: Any, model_family: Any = "", model_revision:
     return ModelInfo(name, family.lower() or default_family(name), revision, cutoff, sanitize_text(description, 500))
 
 
+def validate_user(name: Any) -> str:
+    """A user name as the store counts it for the rate limit, dedupe and ownership: NFKC, trimmed; letters,
+    digits and ``_ . -`` only (no whitespace, control or look-alike characters survive); case is folded by the
+    store (:func:`~sciprobe.leaderboard.records.identity_key`)."""
+    if name is None or not str(name).strip():
+        raise SubmissionError("sign in first")
+    user = unicodedata.normalize("NFKC", str(name)).strip()
+    if not _USER_RE.fullmatch(user):
+        raise SubmissionError("user names may only use letters, digits and _ . - (at most 39 characters)")
+    return user
+
+
 def validate_file_name(name: Any) -> str:
     """A plain base name: no directory part, no traversal, no control characters, a JSONL extension."""
     raw = "" if name is None else str(name)
@@ -121,11 +143,11 @@ def validate_file_name(name: Any) -> str:
         raise SubmissionError("the predictions file has no name")
     if "/" in raw or "\\" in raw or raw.startswith(".") or ".." in raw or "\x00" in raw:
         raise SubmissionError(f"file name {_short(raw)} is not allowed (no directories, '..' or hidden files)")
-    if not _FILE_NAME_RE.match(raw):
+    if not _FILE_NAME_RE.fullmatch(raw):
         raise SubmissionError(f"file name {_short(raw)} may only use letters, digits, spaces and . _ - "
                               "(at most 128 characters)")
-    if not raw.lower().endswith((".jsonl", ".json")):
-        raise SubmissionError(f"file name {_short(raw)} must end with .jsonl")
+    if not raw.lower().endswith((".jsonl", ".json", ".parquet")):
+        raise SubmissionError(f"file name {_short(raw)} must end with .jsonl (or .parquet: a lighteval details file)")
     return raw
 
 
@@ -145,6 +167,8 @@ class TaskTarget:
     dataset_fingerprint: str = ""
     min_item_date: str | None = None
     cutoff: str | None = None
+    dataset: str = ""                           # how the dataset is named (hub id, folder:<name>, sample:<bench>)
+    golds: Mapping[str, Any] = field(default_factory=dict)  # item id -> gold (details uploads must agree)
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,20 +176,28 @@ def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget
     from sciprobe.benchmarks import resolve_task
     from sciprobe.scoring_cli import row_item_id
     from sciprobe.task_data import load_task_data
+    from sciprobe.task_runner import runner_of
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data)
-    from sciprobe.task_runner import runner_of
-
-    kind = "ranking" if "ranking" in runner_of(task).prediction_fields(task) else "single"
+    runner = runner_of(task)
+    kind = "ranking" if "ranking" in runner.prediction_fields(task) else "single"
     candidates = {}
     if kind == "ranking":
-        candidates = {str(r["id"]): frozenset([t["title"] for t in r["targets"]] + [d["title"] for d in r["distractors"]])
-                      for r in loaded.rows}
+        candidates = {str(r["id"]): runner.candidates(r) or frozenset() for r in loaded.rows}
     dates = sorted(str(r["date"]) for r in loaded.rows if r.get("date"))
-    return TaskTarget(ref, benchmark.name, benchmark.version, kind, bool(task.prediction_labels),
-                      tuple(row_item_id(benchmark, task, r) for r in loaded.rows), candidates, loaded.fingerprint,
-                      dates[0] if dates else None, loaded.cutoff.get("cutoff"))
+    ids = tuple(row_item_id(benchmark, task, r) for r in loaded.rows)
+    golds = {i: task.gold(r) for i, r in zip(ids, loaded.rows)} if task.gold else {}
+    return TaskTarget(ref, benchmark.name, benchmark.version, kind, bool(task.prediction_labels), ids, candidates,
+                      loaded.fingerprint, dates[0] if dates else None, loaded.cutoff.get("cutoff"),
+                      describe_dataset(loaded.source, loaded.revision), golds)
+
+
+def describe_dataset(label: str, revision: str | None) -> str:
+    """The dataset a leaderboard scores against, for messages: ``org/idrbench@rev``, or the bundled sample."""
+    if label.startswith("sample:"):
+        return f"the bundled {label.split(':', 1)[1]} sample (a demo)"
+    return f"{label}@{revision}" if revision else label
 
 
 def task_target(ref: str, data: str | None) -> TaskTarget:
@@ -189,11 +221,22 @@ def task_ref_error(ref: Any) -> str | None:
     try:
         resolve_task(ref)
     except SciprobeError as exc:
-        return f"wrong task: {exc}"
+        return f"wrong task: {sanitize_text(exc, 300)}"
     # agent loops: no predictions file can stand in for them
     from sciprobe.scoring_cli import replay_refusal
 
     return replay_refusal(ref)
+
+
+@functools.lru_cache(maxsize=8)
+def _tasks_taking(field_name: str) -> str:
+    """The registered tasks whose predictions files carry ``field_name`` (for hints)."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.task_runner import runner_of
+
+    refs = [f"{b}:{t.name}" for b in benchmark_names() for t in get_benchmark(b).tasks.values()
+            if field_name in runner_of(t).prediction_fields(t)]
+    return ", ".join(refs) or "no registered task"
 
 
 def _reject_constant(name: str) -> Any:
@@ -218,9 +261,17 @@ def _parse_line(raw: bytes, where: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SubmissionError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python refuses ints of more than 4,300 digits
+            raise SubmissionError(f"{where}: a number with too many digits") from None
         raise SubmissionError(f"{where}: {sanitize_text(exc, 120)}") from None
     if not isinstance(item, dict):
         raise SubmissionError(f"{where}: expected a JSON object, got {type(item).__name__}")
+    try:  # a "\ud800" escape parses to a lone surrogate, which no UTF-8 store or page can hold
+        json.dumps(item, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise SubmissionError(f"{where}: text that is not valid Unicode (a lone surrogate such as \\ud800)") from None
+    except RecursionError:
+        raise SubmissionError(f"{where}: JSON nested too deeply") from None
     return item
 
 
@@ -239,7 +290,7 @@ def _check_item(item: dict[str, Any], target: TaskTarget, where: str) -> dict[st
         allowed = {"id", "task", "response", "prediction"}
     extra = sorted(set(item) - allowed)
     if extra:
-        hint = " (ranking fields belong to idrbench:i2r)" if {"ranking", "scores"} & set(extra) else ""
+        hint = f" (ranking fields belong to {_tasks_taking('ranking')})" if {"ranking", "scores"} & set(extra) else ""
         hint = hint or (" (response/prediction fields belong to single-answer tasks)"
                         if {"response", "prediction"} & set(extra) else "")
         raise SubmissionError(f"{where}: unexpected field {_short(extra[0])} for {target.ref}{hint}")
@@ -280,10 +331,11 @@ def _check_ranking(item: dict[str, Any], target: TaskTarget, where: str) -> dict
     out: dict[str, Any] = {"ranking": ranking}
     scores = item.get("scores")
     if scores is not None:
-        if (not isinstance(scores, list) or len(scores) != len(ranking)
-                or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores)):
-            raise SubmissionError(f"{where}: \"scores\" must be a list of finite numbers as long as \"ranking\"")
-        out["scores"] = [float(s) for s in scores]
+        numbers = [finite_number(s, limit=MAX_ABS_NUMBER) for s in scores] if isinstance(scores, list) else [None]
+        if len(numbers) != len(ranking) or None in numbers:
+            raise SubmissionError(f"{where}: \"scores\" must be a list of finite numbers "
+                                  f"(|x| <= {MAX_ABS_NUMBER:.0e}) as long as \"ranking\"")
+        out["scores"] = numbers
     return out
 
 
@@ -308,7 +360,8 @@ def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
             continue
         item = _check_item(_parse_line(raw, where), target, where)
         if item["id"] not in known:
-            raise SubmissionError(f"{where}: unknown id {_short(item['id'])} for {target.ref}")
+            raise SubmissionError(f"{where}: unknown id {_short(item['id'])} for {target.ref} in "
+                                  f"{target.dataset or 'the dataset this leaderboard scores against'}")
         if item["id"] in out:
             raise SubmissionError(f"{where}: duplicate id {_short(item['id'])}")
         out[item["id"]] = item
@@ -316,9 +369,44 @@ def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
         raise SubmissionError(f"{file_name} holds no predictions")
     missing = [i for i in target.ids if i not in out]
     if missing:
-        raise SubmissionError(f"{file_name}: {len(missing)} of {len(target.ids)} ids of {target.ref} are missing "
-                              f"(first: {_short(missing[0])}); submit one line per test item (null for no answer)")
+        raise SubmissionError(f"{file_name}: {len(missing)} of {len(target.ids)} items have no prediction "
+                              f"(first: {_short(missing[0])}); a partial submission is never ranked: submit one line "
+                              f"per test item of {target.ref} (null for no answer)")
     return out
+
+
+def lighteval_details_predictions(path: Path, target: TaskTarget, name: str) -> bytes:
+    """A lighteval details file of ``target``'s task as predictions JSONL (its answers as raw ``response`` text);
+    its golds must be the leaderboard dataset's: details made on other data are refused, whatever their ids."""
+    from sciprobe.lighteval_results import check_golds, predictions_bytes, read_details
+
+    try:
+        run = read_details(path)
+        if run.task.rsplit("|", 1)[0] != target.ref:
+            raise SciprobeError(f"the details are of task {_short(run.task)}, this upload is for {target.ref}")
+        check_golds(run, target.golds, target.dataset or target.ref)
+    except SciprobeError as exc:
+        raise SubmissionError(f"{name}: {sanitize_text(exc, 300)}") from None
+    if target.kind != "single":
+        raise SubmissionError(f"{name}: {target.ref} takes rankings, which lighteval details do not hold")
+    return predictions_bytes(run)
+
+
+def _refuse_lighteval_results(raw: bytes, name: str) -> None:
+    """A lighteval results JSON holds only aggregated scores, which a Space never takes from outside: say so
+    (rather than "line 1: not valid JSON")."""
+    if not raw.lstrip().startswith(b"{") or b"lighteval_sha" not in raw[:200_000]:
+        return
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if is_lighteval_results(data):
+        raise SubmissionError(f"{name} is lighteval's results file: its scores are never taken from outside; upload "
+                              "that run's details file (details_<task>|<shots>_<date>.parquet, lighteval "
+                              "--save-details), which this Space rescores")
 
 
 def canonical_jsonl(items: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> bytes:
@@ -354,6 +442,8 @@ def validate_submission(task_ref: Any, file_path: Path | str | None, model: Mode
     if size == 0:
         raise SubmissionError(f"{name} is empty")
     target = task_target(task_ref, data)
-    items = parse_submission(path.read_bytes(), target, name, max_line_bytes=max_line_bytes)
+    raw = lighteval_details_predictions(path, target, name) if name.lower().endswith(".parquet") else path.read_bytes()
+    _refuse_lighteval_results(raw, name)
+    items = parse_submission(raw, target, name, max_line_bytes=max_line_bytes)
     canonical = canonical_jsonl(items, target.ids)
     return ValidatedSubmission(target, model, name, canonical, hashlib.sha256(canonical).hexdigest(), len(items))

@@ -17,10 +17,12 @@ them for bwrap) — :func:`sandbox_available` probes exactly that. Input files m
 run as root (the program's uid owns nothing on the host).
 
 Isolation is bubblewrap (:mod:`sciprobe.runners.sandbox_bwrap` has the exact layout and the seccomp filter;
-run dirs and process scans live in :mod:`sciprobe.runners.sandbox_host`). Without a working bwrap,
-:func:`run_python` refuses (:class:`SandboxUnavailableError`) unless the caller passes ``allow_unsandboxed=True``;
-the unsandboxed fallback keeps the rlimits, clean env, private dir and timeout but has no filesystem, network or
-process isolation.
+starting and watching a run is :mod:`sciprobe.runners.sandbox_supervise`, the file-tree walks
+:mod:`sciprobe.runners.sandbox_tree`). The program's work dir is the sandbox's own tmpfs, like ``/tmp`` and
+``/dev/shm``: nothing the program writes touches the host's disk, and all of it disappears with the sandbox.
+Without a working bwrap, :func:`run_python` refuses (:class:`SandboxUnavailableError`) unless the caller passes
+``allow_unsandboxed=True``; the unsandboxed fallback keeps the rlimits, clean env, private dir (on the host
+disk), timeout and disk watchdog but has no filesystem, network or process isolation.
 
 Printed text differs from upstream's in one known way: warnings carry the script path, here
 ``/workdir/<filename>`` (upstream: its own absolute unit-test dir), so stderr with warnings never matched
@@ -33,17 +35,24 @@ Limits and how each is enforced:
 wall_s             watchdog here: SIGKILL to bwrap's process group; ``--die-with-parent`` then kills the
                    sandbox's pid 1 and with it the whole pid namespace (daemons included)
 cpu_s              RLIMIT_CPU per process (SIGXCPU at cpu_s, SIGKILL one second later)
-memory_mb          RLIMIT_AS per process, plus the watchdog's sum of PSS over the sandbox's processes
+memory_mb          RLIMIT_AS per process; the watchdog's sum of the processes' PSS, the space used on the
+                   three tmpfs mounts and an estimate of their inodes' kernel memory; /tmp and /dev/shm are
+                   each sized memory_mb / 2
 max_procs          RLIMIT_NPROC (processes *and threads*), counted per run (see sandbox_bwrap)
 file_size_mb       RLIMIT_FSIZE (SIGXFSZ / EFBIG)
-disk_mb            watchdog: allocated bytes under the work dir; also the size of tmpfs /tmp and /dev/shm
+disk_mb            size of the work dir tmpfs (the kernel refuses writes beyond it: ENOSPC); unsandboxed:
+                   the watchdog's sum of allocated blocks under the work dir. Also the budget of what
+                   ``output_dir`` receives (apparent size, so sparse and hard-linked files count in full)
+max_files          files and directories on the three tmpfs mounts together (unsandboxed: in the work dir)
 output_limit_bytes stdout and stderr each; the run is killed when one exceeds it, the text is cut there
 =================  ==================================================================================
 
-``limit_hit`` names the limit that ended a run: ``wall``, ``output``, ``disk`` and watchdog ``memory`` are
-certain; ``cpu`` (SIGXCPU, or an unexplained SIGKILL late enough to be the hard CPU limit), ``file_size`` (SIGXFSZ or "File too large"),
-``memory`` (MemoryError / "Unable to allocate" in stderr) and ``procs`` ("Resource temporarily unavailable",
-"can't start new thread") are read off the exit and are best-effort.
+``limit_hit`` names the limit that ended a run, from facts observed outside the program, never from what it
+prints: ``wall``, ``output``, ``disk`` and ``memory`` when the watchdog killed the run; ``cpu`` for a
+SIGXCPU/SIGKILL death after the kernel accounted ``cpu_s`` of CPU time; after any other failure, ``file_size``
+when a file reached RLIMIT_FSIZE, ``disk`` when the work dir is full, ``memory`` when /tmp or /dev/shm is full.
+A MemoryError under RLIMIT_AS or a refused thread under RLIMIT_NPROC is the program's own error
+(``limit_hit`` None). See ``sandbox_supervise._limit_from_facts``.
 """
 
 from __future__ import annotations
@@ -51,9 +60,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -67,6 +74,8 @@ from typing import Any
 
 from sciprobe.runners import sandbox_bwrap as bw
 from sciprobe.runners import sandbox_host as host
+from sciprobe.runners import sandbox_supervise as sv
+from sciprobe.runners import sandbox_tree as tree
 from sciprobe.runners.sandbox_host import SandboxError
 
 __all__ = ["DATA_GENERATION_TIMEOUT_S", "DEFAULT_ENV", "RUN_TIMEOUT_S", "RunResult", "RunSpec", "SandboxError",
@@ -84,7 +93,10 @@ DEFAULT_ENV: dict[str, str] = {
 }
 #: --disable-userns, --size, --perms for tmpfs and --json-status-fd all exist from bubblewrap 0.8.0 (Debian 12).
 MIN_BWRAP = (0, 8, 0)
-_WATCH_INTERVAL_S = 0.2
+#: Directory levels ``output_dir`` receives at most (the work dir's own files are level 1), and the longest
+#: relative path (bytes): deeper or longer entries are left out, so every copied path stays usable on the host.
+MAX_OUTPUT_DEPTH = 64
+MAX_OUTPUT_PATH = 1024
 
 
 class SandboxUnavailableError(SandboxError):
@@ -103,10 +115,11 @@ class SandboxLimits:
     disk_mb: int = 2048
     output_limit_bytes: int = 8 << 20
     max_open_files: int = 1024
+    max_files: int = 200_000
 
     def __post_init__(self) -> None:
         for name in ("wall_s", "cpu_s", "memory_mb", "max_procs", "file_size_mb", "disk_mb", "output_limit_bytes",
-                     "max_open_files"):
+                     "max_open_files", "max_files"):
             if not getattr(self, name) > 0:
                 raise SandboxError(f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}")
 
@@ -121,7 +134,10 @@ class SandboxLimits:
 class RunResult:
     """What one run did. ``exit_code`` follows :mod:`subprocess`: negative = killed by that signal (−9 after a
     timeout; upstream records −1 for a timeout, spec §3.3). bwrap reports a signal death of the program as exit
-    status 128+N, which is decoded the same way (a program calling ``sys.exit(137)`` reads as SIGKILL)."""
+    status 128+N, which is decoded the same way (a program calling ``sys.exit(137)`` reads as SIGKILL; it never
+    makes a ``limit_hit``). ``cpu_s``: CPU seconds of the whole run as the kernel accounted them. ``warnings``:
+    what did not go as asked without failing the run (entries ``output_dir`` did not receive, a run dir left
+    for a later cleanup)."""
 
     exit_code: int
     stdout: str
@@ -133,6 +149,8 @@ class RunResult:
     stdout_truncated: bool
     stderr_truncated: bool
     sandboxed: bool
+    cpu_s: float | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def output(self) -> str:
@@ -201,15 +219,18 @@ def _probe(path: str) -> tuple[bool, str]:
         if bw.tool_path(tool) is None:
             return False, f"{tool} (util-linux) not found"
     try:
-        proc, _, status_r, _ = _spawn(path, ["true"], workdir_host=None, ro_binds=[], input_binds={},
-                                      env={"PATH": "/usr/bin:/bin"}, limits=SandboxLimits(wall_s=10))
-        _, err = proc.communicate(timeout=10)
-        status = host.read_all(status_r)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"bubblewrap probe failed: {exc}"
-    if proc.returncode != 0 or b"child-pid" not in status:
-        reason = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        live = sv.start(path, ["true"], program=None, ro_binds=[], input_binds={}, env={"PATH": "/usr/bin:/bin"},
+                        limits=SandboxLimits(wall_s=10), host_uid=None)
+        try:
+            finished = sv.supervise(live, SandboxLimits(wall_s=10), time.monotonic())
+        finally:
+            live.close()
+    except (OSError, SandboxError) as exc:
+        reason = str(exc).removeprefix("bubblewrap failed to start the sandbox: ")
         return False, f"bubblewrap probe failed ({reason}); user namespaces may be disabled"
+    if finished.exit_code != 0:
+        reason = (finished.stderr.strip().splitlines() or [f"exit {finished.exit_code}"])[-1]
+        return False, f"bubblewrap probe failed ({reason})"
     mode = "root: privileged bwrap + setpriv to a fresh uid" if bw.privileged_mode() else "user namespace"
     return True, f"bubblewrap ok ({mode}{'' if bw.seccomp_filter() else '; no seccomp table for this arch'})"
 
@@ -244,196 +265,6 @@ _TOO_WIDE = frozenset({"/", "/home", "/root", "/etc", "/var", "/tmp", "/proc", "
                        "/media", "/srv", "/opt", "/work"})
 
 
-# --- process handling --------------------------------------------------------------------------------------------
-def _spawn(bwrap: str, exec_argv: Sequence[str], *, workdir_host: str | None, ro_binds: Sequence[str],
-           input_binds: Mapping[str, str], env: Mapping[str, str], limits: SandboxLimits,
-           host_uid: int | None = None) -> tuple[subprocess.Popen[bytes], int, int, bw.BwrapPlan]:
-    """Start bwrap; returns (process, host uid of the program, read end of bwrap's JSON status pipe, plan)."""
-    status_r, status_w = os.pipe()
-    to_close = [status_w]
-    seccomp = bw.seccomp_filter()
-    seccomp_fd = None
-    if seccomp is not None:
-        seccomp_fd, w = os.pipe()
-        os.write(w, seccomp)
-        os.close(w)
-        to_close.append(seccomp_fd)
-    rl = bw.rlimit_args(cpu_s=limits.cpu_s, memory_mb=limits.memory_mb, max_procs=limits.max_procs,
-                        file_size_mb=limits.file_size_mb, max_open_files=limits.max_open_files)
-    plan = bw.build_plan(bwrap=bwrap, exec_argv=exec_argv, workdir_host=workdir_host, ro_binds=ro_binds,
-                         input_binds=input_binds, env=env, rlimits=rl, tmpfs_mb=limits.disk_mb,
-                         status_fd=status_w, seccomp_fd=seccomp_fd, host_uid=host_uid)
-    pass_fds = [status_w] + ([seccomp_fd] if seccomp_fd is not None else [])
-    for index, content in plan.data:
-        r, w = os.pipe()
-        os.write(w, content)
-        os.close(w)
-        plan.argv[index] = str(r)
-        pass_fds.append(r)
-        to_close.append(r)
-    argv = plan.argv
-    sep = plan.command_index
-    packed = b"".join(a.encode() + b"\0" for a in argv[1:sep])
-    if len(packed) < 60000:  # fits a pipe buffer: the sandbox's /proc/1/cmdline then shows no bind paths
-        r, w = os.pipe()
-        os.write(w, packed)
-        os.close(w)
-        argv = [argv[0], "--args", str(r), *argv[sep:]]
-        pass_fds.append(r)
-        to_close.append(r)
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=pass_fds, cwd="/", start_new_session=True,
-                                env={"PATH": "/usr/bin:/bin"})
-    except BaseException:
-        os.close(status_r)
-        raise
-    finally:
-        for fd in to_close:
-            os.close(fd)
-    return proc, plan.host_uid, status_r, plan
-
-
-_MEMORY_RE = re.compile(r"MemoryError|Unable to allocate|std::bad_alloc|Cannot allocate memory")
-_PROCS_RE = re.compile(r"Resource temporarily unavailable|can't start new thread|BlockingIOError")
-
-
-def _classify(exit_code: int, sig: int | None, stderr: str, wall: float, limits: SandboxLimits) -> str | None:
-    tail = stderr[-4000:]
-    # A SIGKILL we did not send is RLIMIT_CPU's hard limit when enough CPU could have been spent by then
-    # (bwrap does not pass the program's rusage back, so CPU time is not measured).
-    hard_cpu = sig == signal.SIGKILL and wall * max(1, os.cpu_count() or 1) >= limits.cpu_s
-    if sig == signal.SIGXCPU or hard_cpu:
-        return "cpu"
-    if sig == signal.SIGXFSZ or "File too large" in tail:
-        return "file_size"
-    if exit_code != 0 and _MEMORY_RE.search(tail):
-        return "memory"
-    if exit_code != 0 and _PROCS_RE.search(tail):
-        return "procs"
-    return None
-
-
-def _supervise(proc: subprocess.Popen[bytes], *, status_fd: int | None, limits: SandboxLimits, work: str,
-               host_uid: int, start: float) -> tuple[RunResult, int | None]:
-    """Read output, enforce wall/output/disk/memory limits, reap. Returns (result, pid-namespace inode).
-    Any exception here (KeyboardInterrupt included) kills the sandbox before propagating."""
-    try:
-        return _supervise_inner(proc, status_fd=status_fd, limits=limits, work=work, host_uid=host_uid,
-                                start=start)
-    except BaseException:
-        if proc.returncode is None:  # not reaped yet, so the pid cannot have been reused
-            host.killpg(proc.pid)
-            try:
-                host.wait_pid(proc.pid, 5.0)
-                proc.returncode = -signal.SIGKILL
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        raise
-
-
-def _supervise_inner(proc: subprocess.Popen[bytes], *, status_fd: int | None, limits: SandboxLimits, work: str,
-                     host_uid: int, start: float) -> tuple[RunResult, int | None]:
-    assert proc.stdout is not None and proc.stderr is not None
-    sel = selectors.DefaultSelector()
-    bufs: dict[int, bytearray] = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
-    truncated = {fd: False for fd in bufs}
-    for fd in bufs:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    status = bytearray()
-    if status_fd is not None:
-        os.set_blocking(status_fd, False)
-        sel.register(status_fd, selectors.EVENT_READ)
-    deadline = start + limits.wall_s
-    next_watch = start + _WATCH_INTERVAL_S
-    killed_for: str | None = None
-    kill_time: float | None = None
-    ns_inode: int | None = None
-    while sel.get_map():
-        now = time.monotonic()
-        if killed_for is None and now >= deadline:
-            killed_for, kill_time = "wall", now
-            host.killpg(proc.pid)
-        if kill_time is not None and now - kill_time > 5.0:
-            break  # something still holds a pipe; the namespace reaper below ends it
-        timeout = max(0.0, min(deadline, next_watch) - now) if killed_for is None else 0.1
-        for key, _ in sel.select(timeout):
-            fd = key.fd
-            try:
-                data = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not data:
-                sel.unregister(fd)
-                continue
-            if fd == status_fd:
-                status += data
-                if ns_inode is None:
-                    m = re.search(rb'"pid-namespace":\s*(\d+)', status)
-                    ns_inode = int(m.group(1)) if m else None
-                continue
-            buf = bufs[fd]
-            room = limits.output_limit_bytes - len(buf)
-            if room > 0:
-                buf += data[:room]
-            if len(data) > room:
-                truncated[fd] = True
-                if killed_for is None:
-                    killed_for, kill_time = "output", time.monotonic()
-                    host.killpg(proc.pid)
-        now = time.monotonic()
-        if killed_for is None and now >= next_watch:
-            next_watch = now + _WATCH_INTERVAL_S
-            used, entries = host.disk_usage(work)
-            if used > limits.disk_mb << 20 or entries > host.MAX_SCAN_ENTRIES:
-                killed_for, kill_time = "disk", now
-                host.killpg(proc.pid)
-            else:
-                pids = host.pids_in_namespace(ns_inode, host_uid)
-                if len(pids) > 1 and host.pss_bytes(pids) > limits.memory_mb << 20:
-                    killed_for, kill_time = "memory", now
-                    host.killpg(proc.pid)
-    sel.close()
-    remaining = max(0.1, deadline - time.monotonic()) if killed_for is None else 5.0
-    try:
-        _, wstatus = host.wait_pid(proc.pid, remaining)
-    except subprocess.TimeoutExpired:
-        killed_for = killed_for or "wall"
-        host.killpg(proc.pid)
-        _, wstatus = host.wait_pid(proc.pid, 10.0)
-    wall = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(wstatus)
-    if status_fd is not None:
-        try:
-            status += host.read_all(status_fd)
-        except OSError:
-            pass
-        if ns_inode is None:
-            m = re.search(rb'"pid-namespace":\s*(\d+)', status)
-            ns_inode = int(m.group(1)) if m else None
-    host.reap_namespace(ns_inode, host_uid)
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    stdout = bytes(bufs[out_fd]).decode("utf-8", errors="replace")
-    stderr = bytes(bufs[err_fd]).decode("utf-8", errors="replace")
-    proc.stdout.close()
-    proc.stderr.close()
-    code = proc.returncode
-    sig: int | None = -code if code < 0 else None
-    if status_fd is not None and sig is None and 128 < code < 128 + 65:
-        sig = code - 128  # bwrap reports a signal death of the program as 128 + N
-    exit_code = -sig if sig is not None else code
-    limit = killed_for or _classify(exit_code, sig, stderr, wall, limits)
-    if status_fd is not None and b"child-pid" not in status and killed_for is None:
-        raise SandboxError(f"bubblewrap failed to start the sandbox: {stderr.strip()[-500:]}")
-    if code in (126, 127) and re.match(r"(prlimit|setpriv): ", stderr):
-        raise SandboxError(f"sandbox could not start the interpreter: {stderr.strip()[-500:]}")
-    result = RunResult(exit_code=exit_code, stdout=stdout, stderr=stderr, timed_out=killed_for == "wall",
-                       killed_by_signal=sig, limit_hit=limit, wall_s=wall, stdout_truncated=truncated[out_fd],
-                       stderr_truncated=truncated[err_fd], sandboxed=status_fd is not None)
-    return result, ns_inode
-
-
 # --- public API ----------------------------------------------------------------------------------------------------
 def run_python(code: str, *, inputs: Mapping[str, Path] | None = None, limits: SandboxLimits | None = None,
                python: str | Path | None = None, allow_unsandboxed: bool = False, filename: str = "main.py",
@@ -445,9 +276,10 @@ def run_python(code: str, *, inputs: Mapping[str, Path] | None = None, limits: S
     bound read-only (spec §7 external files); parent directories stay writable. ``python`` is the interpreter
     (default: this one) — pass the pinned ``dryexp`` venv's python (``sandbox_env.create_env``) to reproduce
     upstream's printed digits; its prefixes are bound read-only. ``env`` is merged over :data:`DEFAULT_ENV`
-    (the host environment is never passed). ``output_dir``: copy the regular files the program left in the
-    work dir there afterwards (e.g. the data ``data_en.py`` generates, spec §3.3 step 1). The work dir is
-    always deleted.
+    (the host environment is never passed). ``output_dir``: copy the regular files and directories the program
+    left in the work dir there afterwards (e.g. the data ``data_en.py`` generates, spec §3.3 step 1), within
+    ``disk_mb``, ``max_files``, :data:`MAX_OUTPUT_DEPTH` and :data:`MAX_OUTPUT_PATH`; what is left out is listed in
+    ``RunResult.warnings``. The work dir is always gone afterwards.
 
     Raises :class:`SandboxUnavailableError` when bubblewrap cannot run here, unless ``allow_unsandboxed``.
     """
@@ -460,50 +292,76 @@ def run_python(code: str, *, inputs: Mapping[str, Path] | None = None, limits: S
         raise SandboxUnavailableError(_refuse_message(reason))
     run_env = {**DEFAULT_ENV, **(env or {})}
     filename = host.check_rel(filename)
+    if not ok:
+        return _run_unsandboxed(code, interp, filename, args, inputs or {}, run_env, limits, output_dir)
+    binds = host.resolve_inputs(inputs or {})
+    prefixes = interpreter_prefixes(interp)
+    run_env["PATH"] = f"{os.path.dirname(interp)}:{run_env['PATH']}"
+    host_uid = bw.fresh_uid() if bw.privileged_mode() else None
+    start = time.monotonic()
+    live = sv.start(bwrap_path(), [interp, filename, *args], program=(filename, code.encode()), ro_binds=prefixes,
+                    input_binds=binds, env=run_env, limits=limits, host_uid=host_uid)
+    try:
+        finished = sv.supervise(live, limits, start)
+        warnings = []
+        if output_dir is not None:
+            warnings = _copy_outputs(live.mounts[bw.SANDBOX_WORKDIR], Path(output_dir), limits, set(binds),
+                                     fix_perms=not bw.privileged_mode())
+    finally:
+        live.close()  # frees the sandbox's tmpfs mounts
+    return _result(finished, sandboxed=True, warnings=warnings)
+
+
+def _result(finished: sv.Finished, *, sandboxed: bool, warnings: Sequence[str]) -> RunResult:
+    return RunResult(exit_code=finished.exit_code, stdout=finished.stdout, stderr=finished.stderr,
+                     timed_out=finished.limit_hit == "wall", killed_by_signal=finished.signal,
+                     limit_hit=finished.limit_hit, wall_s=finished.wall_s, stdout_truncated=finished.stdout_truncated,
+                     stderr_truncated=finished.stderr_truncated, sandboxed=sandboxed, cpu_s=finished.cpu_s,
+                     warnings=tuple(warnings))
+
+
+def _copy_outputs(work_fd: int, output_dir: Path, limits: SandboxLimits, skip: set[str], *,
+                  fix_perms: bool) -> list[str]:
+    """Copy what the program left into ``output_dir`` within the run's disk budget; never raises (a failure
+    becomes a warning: the run's result must not be lost to its output files)."""
+    try:
+        return tree.copy_tree(work_fd, output_dir, max_bytes=limits.disk_mb << 20, max_entries=limits.max_files,
+                              max_depth=MAX_OUTPUT_DEPTH, max_path=MAX_OUTPUT_PATH, skip=skip, fix_perms=fix_perms)
+    except OSError as exc:
+        return [f"output copy to {output_dir} failed: {exc}"]
+
+
+def _run_unsandboxed(code: str, interp: str, filename: str, args: Sequence[str], inputs: Mapping[str, Path],
+                     env: dict[str, str], limits: SandboxLimits, output_dir: Path | None) -> RunResult:
+    """The explicit opt-out: rlimits (via prlimit when present), clean env, private dir on the host disk,
+    process-group kill. No filesystem/network/pid isolation; a daemon that calls setsid() can outlive the run,
+    and RLIMIT_NPROC does not bind a root caller."""
     run_root = host.new_run_root()
+    warnings: list[str] = []
     try:
         work = os.path.join(run_root, "work")
         os.mkdir(work, 0o700)
-        if ok:
-            privileged = bw.privileged_mode()
-            host_uid = bw.fresh_uid() if privileged else os.getuid()
-            binds = host.prepare_workdir(work, code, filename, inputs or {}, host_uid if privileged else None, False)
-            prefixes = interpreter_prefixes(interp)
-            run_env["PATH"] = f"{os.path.dirname(interp)}:{run_env['PATH']}"
-            start = time.monotonic()
-            proc, host_uid, status_r, _ = _spawn(bwrap_path(), [interp, filename, *args], workdir_host=work,
-                                                 ro_binds=prefixes, input_binds=binds, env=run_env,
-                                                 limits=limits, host_uid=host_uid)
-            result, _ = _supervise(proc, status_fd=status_r, limits=limits, work=work, host_uid=host_uid,
-                                   start=start)
-        else:
-            binds = host.prepare_workdir(work, code, filename, inputs or {}, None, True)
-            result = _run_unsandboxed(interp, filename, args, work, run_env, limits)
-        if output_dir is not None:
-            skip = {os.path.relpath(d, bw.SANDBOX_WORKDIR) for d in binds}
-            host.collect_outputs(work, Path(output_dir), skip)
-        return result
+        copied = host.prepare_workdir(work, code, filename, inputs)
+        env = {**env, "HOME": work, "TMPDIR": work}
+        argv = [interp, filename, *args]
+        prlimit = bw.tool_path("prlimit")
+        if prlimit:
+            argv = [prlimit, *bw.rlimit_args(cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
+                                             max_procs=limits.max_procs, file_size_mb=limits.file_size_mb,
+                                             max_open_files=limits.max_open_files), "--", *argv]
+        start = time.monotonic()
+        live = sv.start_unsandboxed(argv, work, env)
+        try:
+            finished = sv.supervise(live, limits, start)
+            if output_dir is not None and live.work_fd is not None:
+                warnings = _copy_outputs(live.work_fd, Path(output_dir), limits, copied, fix_perms=True)
+        finally:
+            live.close()
     finally:
-        host.rmtree(run_root)
-
-
-def _run_unsandboxed(interp: str, filename: str, args: Sequence[str], work: str, env: dict[str, str],
-                     limits: SandboxLimits) -> RunResult:
-    """The explicit opt-out: rlimits (via prlimit when present), clean env, private dir, process-group kill.
-    No filesystem/network/pid isolation; a daemon that calls setsid() can outlive the run, and RLIMIT_NPROC
-    does not bind a root caller."""
-    env = {**env, "HOME": work, "TMPDIR": work}
-    argv = [interp, filename, *args]
-    prlimit = bw.tool_path("prlimit")
-    if prlimit:
-        argv = [prlimit, *bw.rlimit_args(cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                                         max_procs=limits.max_procs, file_size_mb=limits.file_size_mb,
-                                         max_open_files=limits.max_open_files), "--", *argv]
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=work, env=env, start_new_session=True)
-    result, _ = _supervise(proc, status_fd=None, limits=limits, work=work, host_uid=os.getuid(), start=start)
-    return result
+        problem = host.remove_run_root(run_root)
+        if problem is not None:
+            warnings.append(f"{problem} (left for a later cleanup)")
+    return _result(finished, sandboxed=False, warnings=warnings)
 
 
 def run_many(specs: Sequence[RunSpec | str], *, workers: int | None = None, allow_unsandboxed: bool = False,

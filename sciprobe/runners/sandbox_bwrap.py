@@ -16,11 +16,15 @@ Two modes, one layout:
   counts only this run's processes (the uid is fresh), and it cannot signal or read anything owned by root.
 
 Both modes: new pid/net/ipc/uts(/cgroup) namespaces, a tmpfs root with only ``/usr`` (and the ``/lib``-style
-links), a few ``/etc`` files, the interpreter's prefixes and the inputs bound read-only, the private work dir
-bound read-write, size-capped tmpfs ``/tmp`` and ``/dev/shm``, a fresh ``/proc`` (only the sandbox's pids),
-a minimal ``/dev``, ``--die-with-parent`` and ``--new-session``, a clean environment, and a seccomp filter that
-refuses ``CLONE_NEWUSER`` (nested user namespaces: no tmpfs mounts outside the size caps, less kernel surface),
-SysV shared memory, ``memfd_create``, the kernel keyring and a few other syscalls (see ``seccomp_filter``).
+links), a few ``/etc`` files, the interpreter's prefixes and the inputs bound read-only, the work dir, ``/tmp``
+and ``/dev/shm`` as size-capped tmpfs mounts of the sandbox's own (the program file is written into the work dir
+by bwrap; the host opens the three mounts while a ``sh`` gate waits to start the program, see
+``sandbox_supervise``), a fresh
+``/proc`` (only the sandbox's pids), a minimal ``/dev``, ``--die-with-parent`` and ``--new-session``, a clean
+environment, and a seccomp filter that refuses ``CLONE_NEWUSER`` (nested user namespaces: no tmpfs mounts outside
+the size caps, less kernel surface), SysV shared memory, ``memfd_create``, the kernel keyring, ptrace and the
+other cross-process calls, socket families other than Unix, IPv4, IPv6 and netlink-route, and a few other
+syscalls (see ``seccomp_filter``).
 """
 
 from __future__ import annotations
@@ -51,45 +55,98 @@ _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/
 # Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];} (little-endian hosts only).
 _BPF_LD_W_ABS, _BPF_JEQ, _BPF_JGE, _BPF_JSET, _BPF_RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _RET_ALLOW, _RET_ERRNO, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-_EPERM, _ENOSYS, _CLONE_NEWUSER = 1, 38, 0x10000000
-# machine -> (AUDIT_ARCH_*, unshare, clone, clone3, check the x32 bit, denied syscalls)
-# Denied (EPERM): shmget (SysV segments outlive detaching and are not counted by RLIMIT_AS or the watchdog),
-# memfd_create (memory-backed files outside the size-capped tmpfs mounts), keyctl/add_key/request_key (the
-# caller's session keyring is inherited and "possessed"), userfaultfd, io_uring_setup, bpf, perf_event_open
-# (kernel attack surface no dry-experiment script needs).
+_EPERM, _ENOSYS, _EAFNOSUPPORT, _CLONE_NEWUSER = 1, 38, 97, 0x10000000
+#: Socket families a dry-experiment script may use: AF_UNIX, AF_INET, AF_INET6 (only the sandbox's own loopback
+#: exists) and AF_NETLINK for NETLINK_ROUTE only (interface lookups). Everything else -- AF_VSOCK (reaches the
+#: hypervisor host, not namespaced), AF_PACKET, AF_ALG, AF_BLUETOOTH, AF_CAN, AF_TIPC, AF_XDP, ... -- fails with
+#: EAFNOSUPPORT, as on a kernel built without them.
+_SOCKET_FAMILIES = (1, 2, 10)
+_AF_UNIX, _AF_NETLINK, _NETLINK_ROUTE = 1, 16, 0
+#: prctl(PR_SET_PDEATHSIG) is refused: bwrap's pid 1 runs under this filter too, and in user-namespace mode the
+#: program can write its memory (/proc/1/mem, same uid); it must not be able to make pid 1 outlive the host.
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class _Arch:
+    audit_arch: int
+    unshare: int
+    clone: int
+    clone3: int
+    socket: int
+    socketpair: int
+    prctl: int
+    x32: bool  # refuse the x32 ABI (syscall numbers with bit 30 set)
+    # Denied (EPERM): shmget (SysV segments outlive detaching and are not counted by RLIMIT_AS or the watchdog),
+    # memfd_create (memory-backed files outside the size-capped tmpfs mounts), keyctl/add_key/request_key (the
+    # caller's session keyring is inherited and "possessed"), userfaultfd, io_uring_setup (it also opens sockets
+    # without socket(2)), bpf, perf_event_open (kernel attack surface no dry-experiment script needs); ptrace,
+    # process_vm_readv/writev, pidfd_getfd (in user-namespace mode bwrap's pid 1 has the program's uid: the
+    # program could stop or rewrite the sandbox's reaper).
+    denied: tuple[int, ...]
+
+
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 272, 56, 435, True, (29, 319, 250, 248, 249, 323, 425, 321, 298)),
-    "aarch64": (0xC00000B7, 97, 220, 435, False, (194, 279, 219, 217, 218, 282, 425, 280, 241)),
+    "x86_64": _Arch(0xC000003E, 272, 56, 435, 41, 53, 157, True,
+                    (29, 319, 250, 248, 249, 323, 425, 321, 298, 101, 310, 311, 438)),
+    "aarch64": _Arch(0xC00000B7, 97, 220, 435, 198, 199, 167, False,
+                     (194, 279, 219, 217, 218, 282, 425, 280, 241, 117, 270, 271, 438)),
 }
 
 
+def _assemble(items: Sequence[tuple]) -> bytes:
+    """BPF from (code, jt, jf, k) tuples and ("label", name) markers; jt/jf may be label names."""
+    where, index = {}, 0
+    for item in items:
+        if item[0] == "label":
+            where[item[1]] = index
+        else:
+            index += 1
+    out, index = [], 0
+    for item in items:
+        if item[0] == "label":
+            continue
+        code, jt, jf, k = item
+        jt = where[jt] - index - 1 if isinstance(jt, str) else jt
+        jf = where[jf] - index - 1 if isinstance(jf, str) else jf
+        out.append(struct.pack("=HBBI", code, jt, jf, k))
+        index += 1
+    return b"".join(out)
+
+
 def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """A seccomp program refusing new user namespaces, or None on an architecture without a table here.
+    """A seccomp program for the sandboxed program, or None on an architecture without a table here.
 
     ``unshare``/``clone`` with ``CLONE_NEWUSER`` fail with EPERM; ``clone3`` fails with ENOSYS (its flags live in
     memory a filter cannot read; glibc then falls back to ``clone``, so threads and fork keep working); the
-    syscalls in the deny list fail with EPERM; syscalls of a foreign ABI (i386, x32) kill the process.
+    syscalls in the deny list and ``prctl(PR_SET_PDEATHSIG)`` fail with EPERM; sockets outside
+    ``_SOCKET_FAMILIES`` fail with EAFNOSUPPORT;
+    syscalls of a foreign ABI (i386, x32) kill the process.
     """
-    entry = _SYSCALLS.get(machine or platform.machine())
-    if entry is None or struct.pack("=I", 1) != struct.pack("<I", 1):
+    sc = _SYSCALLS.get(machine or platform.machine())
+    if sc is None or struct.pack("=I", 1) != struct.pack("<I", 1):
         return None
-    arch, unshare, clone, clone3, x32, denied = entry
-
-    def op(code: int, jt: int, jf: int, k: int) -> bytes:
-        return struct.pack("=HBBI", code, jt, jf, k)
-
-    prog = [op(_BPF_LD_W_ABS, 0, 0, 4), op(_BPF_JEQ, 1, 0, arch), op(_BPF_RET, 0, 0, _RET_KILL_PROCESS),
-            op(_BPF_LD_W_ABS, 0, 0, 0)]
-    if x32:
-        prog += [op(_BPF_JGE, 0, 1, 0x40000000), op(_BPF_RET, 0, 0, _RET_KILL_PROCESS)]
-    for nr in denied:
-        prog += [op(_BPF_JEQ, 0, 1, nr), op(_BPF_RET, 0, 0, _RET_ERRNO | _EPERM)]
-    prog += [op(_BPF_JEQ, 0, 1, clone3), op(_BPF_RET, 0, 0, _RET_ERRNO | _ENOSYS),
-             op(_BPF_JEQ, 1, 0, unshare), op(_BPF_JEQ, 0, 3, clone),
-             op(_BPF_LD_W_ABS, 0, 0, 16),  # low 32 bits of args[0] (flags)
-             op(_BPF_JSET, 0, 1, _CLONE_NEWUSER), op(_BPF_RET, 0, 0, _RET_ERRNO | _EPERM),
-             op(_BPF_RET, 0, 0, _RET_ALLOW)]
-    return b"".join(prog)
+    ld, jeq, ret = _BPF_LD_W_ABS, _BPF_JEQ, _BPF_RET
+    arg0, arg2 = 16, 32  # low 32 bits of args[0] and args[2]
+    prog: list[tuple] = [(ld, 0, 0, 4), (jeq, 0, "kill", sc.audit_arch), (ld, 0, 0, 0)]
+    if sc.x32:
+        prog += [(_BPF_JGE, "kill", 0, 0x40000000)]
+    prog += [(jeq, "eperm", 0, nr) for nr in sc.denied]
+    prog += [(jeq, "enosys", 0, sc.clone3), (jeq, "userns", 0, sc.unshare), (jeq, "userns", 0, sc.clone),
+             (jeq, "socket", 0, sc.socket), (jeq, "socketpair", 0, sc.socketpair), (jeq, "prctl", 0, sc.prctl),
+             (ret, 0, 0, _RET_ALLOW),
+             ("label", "prctl"), (ld, 0, 0, arg0), (jeq, "eperm", "allow", _PR_SET_PDEATHSIG),
+             ("label", "userns"), (ld, 0, 0, arg0), (_BPF_JSET, "eperm", "allow", _CLONE_NEWUSER),
+             ("label", "socket"), (ld, 0, 0, arg0)]
+    prog += [(jeq, "allow", 0, family) for family in _SOCKET_FAMILIES]
+    prog += [(jeq, 0, "eafnosupport", _AF_NETLINK), (ld, 0, 0, arg2), (jeq, "allow", "eafnosupport", _NETLINK_ROUTE),
+             ("label", "socketpair"), (ld, 0, 0, arg0), (jeq, "allow", "eafnosupport", _AF_UNIX),
+             ("label", "allow"), (ret, 0, 0, _RET_ALLOW),
+             ("label", "eperm"), (ret, 0, 0, _RET_ERRNO | _EPERM),
+             ("label", "enosys"), (ret, 0, 0, _RET_ERRNO | _ENOSYS),
+             ("label", "eafnosupport"), (ret, 0, 0, _RET_ERRNO | _EAFNOSUPPORT),
+             ("label", "kill"), (ret, 0, 0, _RET_KILL_PROCESS)]
+    return _assemble(prog)
 
 
 # --- argv -------------------------------------------------------------------------------------------------------
@@ -128,10 +185,15 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+def cpu_rlimit_seconds(cpu_s: float) -> int:
+    """The soft RLIMIT_CPU set for ``cpu_s`` (whole seconds, at least one)."""
+    return max(1, round(cpu_s))
+
+
 def rlimit_args(*, cpu_s: float, memory_mb: int, max_procs: int, file_size_mb: int, max_open_files: int) -> list[str]:
     """prlimit(1) options: soft CPU limit (SIGXCPU), hard = soft + 1 s (SIGKILL), address space, file size,
     tasks (processes + threads), open files, no core dumps."""
-    cpu = max(1, round(cpu_s))
+    cpu = cpu_rlimit_seconds(cpu_s)
     return [f"--cpu={cpu}:{cpu + 1}", f"--as={memory_mb << 20}", f"--fsize={file_size_mb << 20}",
             f"--nproc={max_procs}", f"--nofile={max_open_files}", "--core=0"]
 
@@ -140,14 +202,19 @@ def rlimit_args(*, cpu_s: float, memory_mb: int, max_procs: int, file_size_mb: i
 _MOUNTED = ("/proc", "/dev", "/dev/shm", "/tmp")
 
 
-def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None, ro_binds: Sequence[str],
-               input_binds: Mapping[str, str], env: Mapping[str, str], rlimits: Sequence[str], tmpfs_mb: int,
-               status_fd: int | None, seccomp_fd: int | None, privileged: bool | None = None,
+def build_plan(*, bwrap: str, exec_argv: Sequence[str], ro_binds: Sequence[str], env: Mapping[str, str],
+               rlimits: Sequence[str], workdir_mb: int, tmp_mb: int, status_fd: int | None, seccomp_fd: int | None,
+               gate: bool = False, program: tuple[str, bytes] | None = None,
+               input_binds: Mapping[str, str] | None = None, privileged: bool | None = None,
                host_uid: int | None = None) -> BwrapPlan:
     """The bwrap argv. ``ro_binds``: host paths bound read-only at the same path (interpreter prefixes);
-    ``input_binds``: sandbox path -> host path, bound read-only (mount points must already exist in the work dir);
-    ``exec_argv``: the program (run under prlimit, and setpriv in root mode). Passwd/group data are appended to
-    ``plan.data`` with placeholder fds the caller replaces (see ``sandbox._spawn``)."""
+    ``program``: (path relative to the work dir, its text), written into the work dir; ``input_binds``: path
+    relative to the work dir -> host path, bound read-only; ``exec_argv``: the program (run under prlimit, and
+    setpriv in root mode). The work dir is a tmpfs of ``workdir_mb``, ``/tmp`` and ``/dev/shm`` tmpfs of
+    ``tmp_mb`` each. ``gate``: the sandbox reads a line from its stdin and starts the program (with stdin from
+    /dev/null) only on ``go`` (the host opens the tmpfs mounts in between): if the host goes away instead, the
+    pipe ends and the program never starts. File contents (passwd, group, the program) are appended to
+    ``plan.data`` with placeholder fds the caller replaces (see ``sandbox_supervise.spawn``)."""
     priv = privileged_mode() if privileged is None else privileged
     uid = (host_uid if host_uid is not None else fresh_uid()) if priv else SANDBOX_UID
     a: list[str] = [bwrap]
@@ -160,8 +227,8 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None
     # The kernel file systems and the size-capped tmpfs mounts first, so that a bound path below /tmp (a venv
     # in a CI checkout under /tmp) gets its parent directories inside the tmpfs, not hidden under it.
     a += ["--proc", "/proc", "--dev", "/dev",
-          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
-          "--size", str(tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
+          "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
+          "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
     # Then directories, world-traversable: privileged bwrap would otherwise create 0700 parents.
     dests = [*ro_binds, *(p for p in _ETC_FILES if os.path.exists(p)), SANDBOX_WORKDIR]
     made: set[str] = set(_MOUNTED)
@@ -187,11 +254,17 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None
     for dest, content in (("/etc/passwd", passwd), ("/etc/group", group)):
         plan.data.append((len(a) + 1, content))
         a += ["--ro-bind-data", "FD", dest]
-    if workdir_host is not None:
-        a += ["--bind", workdir_host, SANDBOX_WORKDIR]
-        for dest, src in input_binds.items():
-            a += ["--ro-bind", src, dest]
-        a += ["--chdir", SANDBOX_WORKDIR]
+    # The work dir is the sandbox's own tmpfs: its size is enforced by the kernel, /proc/self/mountinfo shows no
+    # host path for it, and it disappears with the sandbox (the host reads it through an open descriptor).
+    a += ["--size", str(workdir_mb << 20), "--perms", "0755", "--tmpfs", SANDBOX_WORKDIR]
+    if program is not None:
+        plan.data.append((len(a) + 3, program[1]))
+        a += ["--perms", "0644", "--file", "FD", f"{SANDBOX_WORKDIR}/{program[0]}"]
+    for rel, src in (input_binds or {}).items():
+        a += ["--ro-bind", src, f"{SANDBOX_WORKDIR}/{rel}"]
+    # bwrap's own tmpfs mounts at / and /dev have no size limit, and in user-namespace mode the program owns
+    # them: read-only once laid out (not recursive: /tmp, /dev/shm and the work dir stay writable)
+    a += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_WORKDIR]
     for k, v in env.items():
         a += ["--setenv", k, v]
     if status_fd is not None:
@@ -200,6 +273,9 @@ def build_plan(*, bwrap: str, exec_argv: Sequence[str], workdir_host: str | None
         a += ["--seccomp", str(seccomp_fd)]
     plan.command_index = len(a)
     a.append("--")
+    if gate:
+        # not bwrap's --block-fd: bwrap goes on when that fd reaches EOF, i.e. also when the host died
+        a += ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] || exit 125; exec "$@" </dev/null', "sandbox-gate"]
     if priv:
         a += [tool_path("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
               "--inh-caps=-all", "--bounding-set=-all", "--"]

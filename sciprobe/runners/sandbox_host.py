@@ -1,7 +1,8 @@
-"""Host-side helpers of the dry-experiment sandbox: private run dirs and the processes of a run.
+"""Host-side helpers of the dry-experiment sandbox: the sandbox's file systems seen from the host, the processes of
+a run, and the private run dirs of unsandboxed runs.
 
 Spec ``shared/spec/sgibench.md`` §8 (sandbox required; nothing may be left on the host). Used by
-:mod:`sciprobe.runners.sandbox`; no bubblewrap options here (only where the work dir appears inside).
+:mod:`sciprobe.runners.sandbox`; no bubblewrap options here.
 """
 
 from __future__ import annotations
@@ -9,33 +10,33 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from sciprobe.errors import SciprobeError
-from sciprobe.runners.sandbox_bwrap import SANDBOX_WORKDIR
+from sciprobe.runners.sandbox_tree import remove_tree
 
 
 class SandboxError(SciprobeError):
     """The sandbox itself failed to start (not the program): bad interpreter, bad input path, bwrap error."""
 
 
-#: The disk watchdog stops counting (and the run is killed for "disk") past this many work-dir entries.
-MAX_SCAN_ENTRIES = 200_000
-
-
-# --- work dir ----------------------------------------------------------------------------------------------------
+# --- run dirs (unsandboxed runs only: a sandboxed run's files live in its own tmpfs) --------------------------------
 def tmp_root() -> str:
     """Where run dirs go: ``$SCIPROBE_SANDBOX_TMPDIR`` or the system temp dir."""
     return os.environ.get("SCIPROBE_SANDBOX_TMPDIR") or tempfile.gettempdir()
 
 
 _RUN_PREFIX = "sciprobe-sbx-"
-_OWNER_FILE = "owner"
+_LEGACY_OWNER_FILE = "owner"
+#: Run dirs of this process that could not be removed; retried before each new run (the stale-run reclaimer
+#: skips them while this process lives).
+_leftovers: set[str] = set()
+_leftovers_lock = threading.Lock()
 
 
 def _proc_start(pid: int) -> str | None:
@@ -46,40 +47,62 @@ def _proc_start(pid: int) -> str | None:
         return None
 
 
-def _clean_stale_runs(root: str) -> None:
-    """Remove run dirs whose owning process died without cleaning up (e.g. SIGKILL-ed mid-run; the sandbox
-    itself died with it through --die-with-parent). Each run dir records its owner's pid and start time."""
+def _own_pidns() -> str:
+    try:
+        return "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit()) or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _owner_of(root: str, name: str) -> tuple[int, str, str] | None:
+    """(pid, start time, pid namespace) of the process that made a run dir. Ownership is in the dir's *name*
+    (``sciprobe-sbx-<pid>-<start>-<pidns>-<random>``): nothing the program does inside can remove it. Dirs of
+    older versions kept it in an ``owner`` file inside."""
+    parts = name[len(_RUN_PREFIX):].split("-")
+    if len(parts) == 4 and parts[0].isdigit():
+        return int(parts[0]), parts[1], parts[2]
+    try:
+        with open(os.path.join(root, name, _LEGACY_OWNER_FILE)) as fh:
+            pid_s, start, pidns = fh.read().split()
+        return int(pid_s), start, "".join(c for c in pidns if c.isdigit()) or "unknown"
+    except (OSError, ValueError):
+        return None
+
+
+def clean_stale_runs(root: str) -> None:
+    """Remove run dirs whose owning process died without cleaning up (e.g. SIGKILL-ed mid-run), and retry this
+    process's own leftovers. Never raises: what cannot be removed now is tried again next time."""
+    with _leftovers_lock:
+        for path in sorted(_leftovers):
+            if remove_tree(path) is None:
+                _leftovers.discard(path)
     try:
         names = [n for n in os.listdir(root) if n.startswith(_RUN_PREFIX)]
     except OSError:
         return
+    own_ns = _own_pidns()
     for name in names:
-        path = os.path.join(root, name)
-        try:
-            with open(os.path.join(path, _OWNER_FILE)) as fh:
-                pid_s, start, pidns = fh.read().split()
-        except (OSError, ValueError):
-            continue
+        owner = _owner_of(root, name)
         # only judge owners in our own pid namespace (a /tmp shared with a container sees other pids)
-        if pidns == _own_pidns() and _proc_start(int(pid_s)) != start:
-            rmtree(path)
-
-
-def _own_pidns() -> str:
-    try:
-        return os.readlink("/proc/self/ns/pid").replace(" ", "")
-    except OSError:
-        return "unknown"
+        if owner is not None and owner[2] == own_ns and _proc_start(owner[0]) != owner[1]:
+            remove_tree(os.path.join(root, name))
 
 
 def new_run_root() -> str:
     """A fresh private run dir (0700) under :func:`tmp_root`, after removing orphaned ones."""
     root = tmp_root()
-    _clean_stale_runs(root)
-    run_root = tempfile.mkdtemp(prefix=_RUN_PREFIX, dir=root)
-    with open(os.path.join(run_root, _OWNER_FILE), "w") as fh:
-        fh.write(f"{os.getpid()} {_proc_start(os.getpid())} {_own_pidns()}\n")
-    return run_root
+    clean_stale_runs(root)
+    pid = os.getpid()
+    return tempfile.mkdtemp(prefix=f"{_RUN_PREFIX}{pid}-{_proc_start(pid)}-{_own_pidns()}-", dir=root)
+
+
+def remove_run_root(path: str) -> str | None:
+    """Remove a run dir; when that fails, keep it for a later retry and return the reason (never raises)."""
+    problem = remove_tree(path)
+    if problem is not None:
+        with _leftovers_lock:
+            _leftovers.add(path)
+    return problem
 
 
 def check_rel(rel: str) -> str:
@@ -89,19 +112,13 @@ def check_rel(rel: str) -> str:
     return p.as_posix()
 
 
-def _chown(path: str, uid: int | None) -> None:
-    if uid is not None:
-        os.chown(path, uid, uid, follow_symlinks=False)
-
-
-def prepare_workdir(work: str, code: str, filename: str, inputs: Mapping[str, Path], uid: int | None,
-                     copy_inputs: bool) -> dict[str, str]:
-    """Write the program, create mount points (or copies) for inputs; returns sandbox dest -> host source."""
-    binds: dict[str, str] = {}
+def prepare_workdir(work: str, code: str, filename: str, inputs: Mapping[str, Path]) -> set[str]:
+    """Unsandboxed runs: write the program and copy the inputs into the work dir; returns the inputs' paths."""
     script = os.path.join(work, check_rel(filename))
     os.makedirs(os.path.dirname(script), exist_ok=True)
     with open(script, "w", encoding="utf-8") as fh:
         fh.write(code)
+    copied = set()
     for rel, src in inputs.items():
         rel = check_rel(str(rel))
         src_path = Path(src).resolve()
@@ -109,78 +126,86 @@ def prepare_workdir(work: str, code: str, filename: str, inputs: Mapping[str, Pa
             raise SandboxError(f"input {rel!r}: {src} does not exist")
         dest = os.path.join(work, rel)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        if copy_inputs:
-            (shutil.copytree if src_path.is_dir() else shutil.copy2)(src_path, dest)
-        elif src_path.is_dir():
-            os.makedirs(dest, exist_ok=True)
-        else:
-            open(dest, "a").close()
-        binds[f"{SANDBOX_WORKDIR}/{rel}"] = str(src_path)
-    for root, dirs, files in os.walk(work):
-        for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
-            _chown(name, uid)
+        (shutil.copytree if src_path.is_dir() else shutil.copy2)(src_path, dest)
+        copied.add(rel)
+    return copied
+
+
+def resolve_inputs(inputs: Mapping[str, Path]) -> dict[str, str]:
+    """Sandboxed runs: relative path in the work dir -> existing host path (bound read-only)."""
+    binds = {}
+    for rel, src in inputs.items():
+        rel = check_rel(str(rel))
+        src_path = Path(src).resolve()
+        if not src_path.exists():
+            raise SandboxError(f"input {rel!r}: {src} does not exist")
+        binds[rel] = str(src_path)
     return binds
 
 
-def rmtree(path: str) -> None:
-    """Remove a run dir even if the program chmod-ed parts of it to 000 (matters for non-root callers).
-
-    Only real directories are chmod-ed (``lstat``, never through a symlink the program planted); the program
-    is dead by now, so nothing can swap them in between."""
-    stack = [path]
-    while stack:
-        d = stack.pop()
-        try:
-            if not stat.S_ISDIR(os.lstat(d).st_mode):
-                continue
-            os.chmod(d, 0o700)
-            with os.scandir(d) as it:
-                stack.extend(e.path for e in it if e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
-    shutil.rmtree(path, ignore_errors=True)
+# --- the sandbox's own file systems ------------------------------------------------------------------------------
+def _mount_ids(pid: int, mountpoints: Sequence[str]) -> dict[str, int] | None:
+    """Mount ids of ``mountpoints`` (tmpfs) as the sandbox's pid 1 sees them, once all exist. They show under
+    these names only after bwrap's final pivot_root, i.e. when the whole layout is in place."""
+    try:
+        with open(f"/proc/{pid}/mountinfo") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    found = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[4] in mountpoints and " - tmpfs " in line:
+            found[fields[4]] = int(fields[0])
+    return found if len(found) == len(mountpoints) else None
 
 
-def disk_usage(path: str) -> tuple[int, int]:
-    """(allocated bytes, entries) under path, stopping after MAX_SCAN_ENTRIES entries."""
-    total = entries = 0
-    stack = [path]
-    while stack and entries <= MAX_SCAN_ENTRIES:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                entries += 1
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                total += st.st_blocks * 512
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append(e.path)
-    return total, entries
+def _fd_mount_id(fd: int) -> int | None:
+    try:
+        with open(f"/proc/self/fdinfo/{fd}") as fh:
+            for line in fh:
+                if line.startswith("mnt_id:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
 
 
-def collect_outputs(work: str, output_dir: Path, skip: set[str]) -> None:
-    """Copy regular files and directories the program left (never symlinks, fifos or input mount points)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for root, dirs, files in os.walk(work):
-        rel_root = os.path.relpath(root, work)
-        for d in list(dirs):
-            rel = os.path.normpath(os.path.join(rel_root, d))
-            full = os.path.join(root, d)
-            if rel in skip or os.path.islink(full):
-                dirs.remove(d)
-            else:
-                (output_dir / rel).mkdir(parents=True, exist_ok=True)
-        for f in files:
-            rel = os.path.normpath(os.path.join(rel_root, f))
-            full = os.path.join(root, f)
-            if rel in skip or not stat.S_ISREG(os.lstat(full).st_mode):
-                continue
-            shutil.copyfile(full, output_dir / rel, follow_symlinks=False)
+def attach_mounts(pid: int, mountpoints: Sequence[str], alive: Callable[[], bool],
+                  timeout: float = 60.0) -> dict[str, int]:
+    """Open the sandbox's tmpfs mounts from the host while the sandbox waits to start the program.
+
+    The descriptors keep each file system alive after the sandbox is gone, so the host can measure them during the
+    run and read the work dir afterwards without the sandbox's help; closing them frees the memory."""
+    deadline = time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        ids = _mount_ids(pid, mountpoints)
+        if ids is not None:
+            break
+        if not alive():
+            raise SandboxError("bubblewrap exited while setting up the sandbox")
+        if time.monotonic() >= deadline:
+            raise SandboxError(f"bubblewrap did not finish setting up the sandbox within {timeout:.0f} s")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    fds: dict[str, int] = {}
+    try:
+        for mp in mountpoints:
+            fds[mp] = os.open(f"/proc/{pid}/root{mp}", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            if _fd_mount_id(fds[mp]) != ids[mp]:
+                raise SandboxError(f"the sandbox's {mp} changed while it was being opened")
+    except BaseException:
+        for fd in fds.values():
+            os.close(fd)
+        raise
+    return fds
+
+
+def fs_usage(fd: int) -> tuple[int, int, int]:
+    """(bytes allocated, bytes free, inodes used) of the file system holding ``fd``."""
+    st = os.fstatvfs(fd)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_bavail * st.f_frsize, st.f_files - st.f_ffree
 
 
 # --- processes ---------------------------------------------------------------------------------------------------
@@ -233,6 +258,24 @@ def pss_bytes(pids: Sequence[int]) -> int:
     return total
 
 
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(reaper: int, pids: Sequence[int]) -> float | None:
+    """CPU time the kernel has accounted to ``reaper`` and ``pids`` and the children each of them reaped; None
+    once ``reaper`` (the sandbox's pid 1, which reaps everything in it) is gone and the figure means nothing."""
+    total = 0
+    for pid in (reaper, *pids):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            if pid == reaper:
+                return None
+    return total / _CLK_TCK
+
+
 def killpg(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -255,14 +298,15 @@ def reap_namespace(ns_inode: int | None, uid: int, timeout: float = 5.0) -> None
         time.sleep(0.02)
 
 
-def wait_pid(pid: int, timeout: float) -> tuple[int, int]:
-    """waitpid with a timeout (polling with WNOHANG)."""
+def wait_pid(pid: int, timeout: float) -> tuple[int, float]:
+    """wait4 with a timeout (polling with WNOHANG): (wait status, CPU seconds of the process and every descendant
+    it and its descendants reaped, i.e. the whole sandbox: bwrap's pid 1 reaps the program and its children)."""
     deadline = time.monotonic() + timeout
     delay = 0.001
     while True:
-        wpid, wstatus = os.waitpid(pid, os.WNOHANG)
+        wpid, wstatus, usage = os.wait4(pid, os.WNOHANG)
         if wpid == pid:
-            return wpid, wstatus
+            return wstatus, usage.ru_utime + usage.ru_stime
         if time.monotonic() >= deadline:
             raise subprocess.TimeoutExpired(str(pid), timeout)
         time.sleep(delay)

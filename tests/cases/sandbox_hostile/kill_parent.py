@@ -1,5 +1,5 @@
 # must: killing the parent, pid 1 or everything (kill -1) cannot reach the host; the run ends normally
-# expect: {"limits": {"wall_s": 20}, "exit": "zero", "stdout_contains": "still here", "max_wall_s": 15}
+# expect: {"limits": {"wall_s": 20}, "exit": "zero", "stdout_contains": "still here"}
 import os, signal
 for target in (os.getppid(), 1, -1):
     try:
