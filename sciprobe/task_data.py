@@ -67,6 +67,9 @@ class TaskData:
     source: str            # what results record as the dataset: a hub id, ``sample:<bench>`` or ``folder:<name>``
     cutoff: dict[str, Any]
     revision: str | None = None  # the hub revision loaded (None: local files)
+    # where the rows were loaded from (a local folder or a hub id), for runners that read more of the dataset;
+    # never recorded in results (``source`` is)
+    location: str = ""
 
 
 def split_revision(data: str, revision: str | None = None) -> tuple[str, str | None]:
@@ -127,4 +130,4 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
         for row in rows:
             row.setdefault("id", str(row[id_field]))
     return TaskData(rows, fewshot, fingerprint, dataset_label(benchmark, location, local), report,
-                    None if local else revision)
+                    None if local else revision, target)

@@ -270,7 +270,9 @@ def test_runner_records_failed_calls_and_unparsable_answers(built: str, tmp_path
     paths = sorted(r["parse_path"] for r in result.records)
     assert paths == ["error", "failed:no_ranking", "failed:no_ranking"]
     assert all(r["prediction"] is None for r in result.records)
-    assert result.scores["official"].coverage.n_failed == 3  # a failed call is not a wrong answer, but counted
+    # a failed call is no answer: left out of the score (the run is incomplete); an unparsable answer counts
+    assert (result.scores["official"].coverage.n_items, result.scores["official"].coverage.n_failed) == (2, 2)
+    assert result.provenance["call_failures"]["n"] == 1 and result.provenance["incomplete"]
 
 
 # ---------------------------------------------------------------- plans, predictions files, alias, listing
@@ -302,15 +304,19 @@ def test_gold_rankings_from_a_predictions_file_score_one(built: str, task: str, 
     assert result.scores["official"].coverage.n_failed == 0
 
 
-def test_predictions_file_counts_missing_items_and_rejects_bad_values(built: str, tmp_path: Path) -> None:
+def test_predictions_file_refuses_missing_items_and_bad_values(built: str, tmp_path: Path) -> None:
     from sciprobe.scoring_cli import score_file
 
     rows = _rows(built, "citation_prediction")
     preds = _predictions(tmp_path, [{"id": r["corpus_id"], "prediction": r["label_12m"]} for r in rows[1:]])
-    _, (result,) = score_file("prescience:impact_prediction", preds, data=built, output_dir=tmp_path / "out")
+    with pytest.raises(SciprobeError, match=f"1 of {len(rows)} items have no prediction"):
+        score_file("prescience:impact_prediction", preds, data=built, output_dir=tmp_path / "out")
+    _, (result,) = score_file("prescience:impact_prediction", preds, data=built, output_dir=tmp_path / "out",
+                              partial=True)
     assert result.task == "prescience:citation_prediction"  # the alias is keyed by the task it names
     report = result.scores["official"]
-    assert report.values["mae"] == 0.0 and report.coverage.n_failed == 1
+    assert report.values["mae"] == 0.0 and report.coverage.n_items == len(rows) - 1
+    assert result.provenance["partial"] == {"n_predicted": len(rows) - 1, "n_items": len(rows)}
     bad = _predictions(tmp_path, [{"id": rows[0]["corpus_id"], "prediction": "many"}])
     with pytest.raises(SciprobeError, match="must be a number"):
         score_file("prescience:citation_prediction", bad, data=built, output_dir=tmp_path / "out")

@@ -148,7 +148,7 @@ class ForecastRunner(Runner):
         options = ctx.options
         context_chars = int(options.get("context_chars", fp.DEFAULT_CONTEXT_CHARS))
         max_candidates = int(options.get("max_candidates", fp.DEFAULT_MAX_CANDIDATES))
-        corpus = load_corpus(ctx.data.source, None if _is_local(ctx.data.source) else ctx.request.revision)
+        corpus = load_corpus(ctx.data.location, None if _is_local(ctx.data.location) else ctx.data.revision)
         rows = ctx.data.rows
         prompts = [build_prompt(task.name, corpus, row, context_chars=context_chars, max_candidates=max_candidates)
                    for row in rows]
