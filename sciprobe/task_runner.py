@@ -42,14 +42,24 @@ class EvaluationRequest:
     max_calls: int | None = None     # requests to providers, retries included, over every model and judge
     max_cost: float | None = None    # USD over every model and judge (sciprobe.llm.ledger)
     meter: bool = False              # print the live cost/progress line on stderr
+    # where sandboxed runs and the bundled model's generation happen: "local", "ray", "ray://HOST:PORT"
+    # (sciprobe.executors); results are the same whichever
+    executor: str = "local"
+
+    def __post_init__(self) -> None:
+        from sciprobe.executors import check_executor_name
+
+        self.executor = check_executor_name(self.executor)
 
 
-def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
-    """The evaluated model's client, with the machine's response cache."""
+def make_client(model: str, use_cache: bool = True, ledger: Any = None, executor: Any = None) -> Any:
+    """The evaluated model's client, with the machine's response cache; ``executor`` (:mod:`sciprobe.executors`)
+    is where the bundled model generates (remote models ignore it)."""
     from sciprobe.llm.cache import ResponseCache, default_cache_path
     from sciprobe.llm.client import LLMClient
 
-    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger)
+    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger,
+                     executor=executor)
 
 
 def runner_of(task: TaskSpec) -> Runner:
@@ -83,6 +93,14 @@ class RunContext:
     judge_log: list[str] | None = None  # every judge model a runner built (the run's judge_ids)
 
     @property
+    def executor(self) -> Any:
+        """Where heavy work of this run happens (:mod:`sciprobe.executors`): hand it to the core machinery
+        (``run_many(..., executor=ctx.executor)``) without looking at which one it is."""
+        from sciprobe.executors import get_executor
+
+        return get_executor(self.request.executor)
+
+    @property
     def options(self) -> dict[str, Any]:
         """Per-task options from ``request.per_task[ref]`` (e.g. ``judges``, ``timeout_s``)."""
         return dict(self.request.per_task.get(self.ref, {}))
@@ -100,7 +118,8 @@ class RunContext:
             return self.judge_factory(spec)
         from sciprobe.llm.client import LLMClient
 
-        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
+        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None),
+                          executor=getattr(self.client, "executor", None))
         if self.judge_log is not None and judge.model_id not in self.judge_log:
             self.judge_log.append(judge.model_id)
         return judge
@@ -141,6 +160,6 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
             "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
             "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
-            "limit": limit}
+            "limit": limit, "executor": request.executor}
     return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
                                           dry_run, judge_log))
