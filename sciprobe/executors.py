@@ -33,12 +33,14 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 
 __all__ = ["EXECUTOR_HELP", "Executor", "LocalExecutor", "RayExecutor", "check_executor_name", "get_executor",
-           "ray_installed"]
+           "ray_installed", "shutdown_executors"]
 
 EXECUTOR_HELP = ("where sandboxed runs and the bundled model's generation run: local (threads here, the default), "
                  "ray (the Ray cluster ray.init() finds: $RAY_ADDRESS or the one `ray start` started here) or "
                  "ray://HOST:PORT (a cluster's Ray Client server); needs `pip install 'sciprobe[ray]'`")
 _INSTALL_HINT = "pip install 'sciprobe[ray]'"
+#: Ray Client connection attempts (each gives up after ~30 s).
+CONNECT_ATTEMPTS = 4
 
 
 class Executor:
@@ -158,11 +160,20 @@ class RayExecutor(Executor):
             if ray.is_initialized():  # the caller's own connection (a notebook): use it as it is
                 self._ray = ray
                 return ray
-            try:
-                ray.init(address=self.address, logging_level="WARNING", log_to_driver=False,
-                         include_dashboard=False if self.address is None else None, configure_logging=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise SciprobeError(f"cannot reach the Ray cluster {self.name}: {' '.join(str(exc).split())}")
+            # Ray Client forwards ray.init's options to the server's own ray.init: give it none
+            options = {} if self.address else {"logging_level": "WARNING", "log_to_driver": False,
+                                               "include_dashboard": False, "configure_logging": False}
+            for attempt in range(1, CONNECT_ATTEMPTS + 1):
+                try:
+                    ray.init(address=self.address, **options)
+                    break
+                except ConnectionError as exc:  # Ray Client gives up after ~30 s; a loaded head needs longer
+                    if attempt == CONNECT_ATTEMPTS:
+                        raise SciprobeError(f"cannot reach the Ray cluster {self.name} ({attempt} attempts): "
+                                            f"{' '.join(str(exc).split())}") from None
+                except (RuntimeError, ValueError) as exc:
+                    raise SciprobeError(f"cannot reach the Ray cluster {self.name}: "
+                                        f"{' '.join(str(exc).split())}") from None
             self._ray = ray
             return ray
 
@@ -245,3 +256,12 @@ def get_executor(name: str | None = None) -> Executor:
                 executor = RayExecutor(None if name == "ray" else name)
             _EXECUTORS[name] = executor
         return executor
+
+
+def shutdown_executors() -> None:
+    """Close every executor of this process (the Ray connection included); the next use starts afresh."""
+    with _EXECUTORS_LOCK:
+        executors = list(_EXECUTORS.values())
+        _EXECUTORS.clear()
+    for executor in executors:
+        executor.close()
