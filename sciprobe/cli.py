@@ -22,6 +22,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
   sciprobe score BENCH:TASK --predictions preds.jsonl --data build/BENCH
+  sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
 #: Exit status of a run that a cap stopped (its partial results are written).

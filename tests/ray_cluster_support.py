@@ -37,12 +37,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 class LoopbackRayCluster:
     def __init__(self, worker_cpus: Sequence[int] = (2,), *, start_timeout_s: float = 600.0,
-                 object_store_mb: int = 200, extra_env: dict[str, str] | None = None) -> None:
+                 object_store_mb: int = 200, extra_env: dict[str, str] | None = None,
+                 token: str | None = None) -> None:
         self.worker_cpus = tuple(worker_cpus)
         self.extra_env = dict(extra_env or {})
         self.start_timeout_s = start_timeout_s
         self.object_store_bytes = object_store_mb << 20
-        self.token = secrets.token_hex(32)
+        self.token = token or secrets.token_hex(32)  # one process talking to several clusters: pass one token
         self.temp_dir = Path(tempfile.mkdtemp(prefix="sciprobe-ray-"))  # short: Ray's socket paths live here
         self.gcs_port = free_port(HEAD_IP)
         self.client_port = free_port(HEAD_IP)

@@ -50,7 +50,8 @@ def _programs(tmp_path: Path) -> list[RunSpec]:
     quick = SandboxLimits(wall_s=20, cpu_s=20)
     reader = ("rows = open('data/table.csv').read().split()\nprint(len(rows), rows[-1])\n"
               "print(open('tree/sub/deep.txt').read())\n"
-              "import os\nos.makedirs('made/inner')\nopen('made/inner/out.txt', 'w').write('written in the sandbox')\n")
+              "import os\nos.makedirs('made/inner')\n"
+              "open('made/inner/out.txt', 'w').write('written in the sandbox')\n")
     return [
         RunSpec(code=reader, inputs={"data/table.csv": data / "table.csv", "tree": data / "tree"}, limits=quick,
                 output_dir=tmp_path / "out-{}"),
