@@ -1,26 +1,33 @@
 """Judge client throughput vs the concurrency bound, against a loopback stub with injected latency.
 
 Command (from the repository root):  .venv/bin/python bench/judge_throughput.py [--latency 0.1] [--per-slot 20]
-                                     [--transport litellm http]
+                                      [--concurrency 1 8 32 128] [--repeats 3] [--conditions quiet busy]
 
-The stub (sciprobe.llm.stub_server) runs in its own process, as a provider would, and sleeps ``--latency``
-seconds per request. For concurrency c the best any client can do is c / latency requests per second (the
+The stub (sciprobe.llm.stub_server) runs in its own process, as a provider would (bench/stub_process.py), and
+sleeps ``--latency`` seconds per request. For concurrency c the best any client can do is c / latency requests per second (the
 bound); we report achieved req/s as a fraction of it. Requests are distinct (no batch dedup), the cache is
-off, and every call goes through the real stack: LLMClient -> litellm.acompletion -> HTTP (transport
-``litellm``, the default), or LLMClient -> aiohttp POST (transport ``http``, sciprobe.llm.http_backend, for
-OpenAI-compatible servers).
-Each concurrency level gets a warm-up batch (litellm imports lazily on first calls), then ``--repeats`` timed
-batches of ``per_slot * c`` requests; the table shows the median. Baseline, measured in the same run:
-concurrency 1. Target: >= 0.9 of the bound at concurrency 32. Writes bench/results/judge_throughput.md.
+off, and every call goes through the real stack. Client paths, measured in the same run:
+
+- ``default``: the spec as a user writes it (``openai/gpt-4o-mini,base_url=...``): ``transport=auto`` posts
+  directly (sciprobe.llm.http_backend);
+- ``litellm (old default)``: the same spec with ``transport=litellm``, the default path before issue 15;
+- ``raw aiohttp``: a bare aiohttp loop (no client at all) against the same stub: the ceiling of the setup
+  itself (stub, loopback, machine), so a shortfall can be told apart from the client's.
+
+Each concurrency level gets a warm-up batch, then ``--repeats`` timed batches of ``per_slot * c`` requests;
+the table shows the median (min-max). Conditions quiet and busy (one CPU burner per core: bench/load.py).
+Target (issue 15): >= 0.9 of the bound at concurrency 32 and 128 on the default path, quiet and busy.
+Writes bench/results/judge_throughput.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,27 +35,18 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
-from sciprobe.llm.client import LLMClient
-from sciprobe.llm.types import Request
+from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from stub_process import stub_process  # noqa: E402
+
+from sciprobe.llm.client import LLMClient  # noqa: E402
+from sciprobe.llm.types import Request  # noqa: E402
 
 TARGET = 0.9
-TARGET_CONCURRENCY = 32
+TARGET_CONCURRENCY = (32, 128)
 RESULTS = REPO / "bench" / "results" / "judge_throughput.md"
-
-
-def start_stub(latency: float) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sciprobe.llm.stub_server", "--port", "0", "--latency", str(latency)],
-        stdout=subprocess.PIPE, text=True, env=env,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http://"):
-        proc.kill()
-        raise RuntimeError(f"stub server did not start (got {url!r})")
-    return proc, url
+PATHS = {"default": "", "litellm (old default)": ",transport=litellm", "raw aiohttp": None}
 
 
 def batch(tag: str, n: int) -> list[Request]:
@@ -56,14 +54,14 @@ def batch(tag: str, n: int) -> list[Request]:
                        {"temperature": 0, "max_tokens": 16}) for i in range(n)]
 
 
-def measure(url: str, concurrency: int, n: int, repeats: int, transport: str) -> list[float]:
-    """Achieved requests/s of each timed batch."""
-    client = LLMClient(f"openai/gpt-4o-mini,base_url={url},api_key=sk-bench,concurrency={concurrency},"
-                       f"transport={transport}", cache=None)
-    client.complete_many(batch(f"warm{concurrency}", max(2 * concurrency, 16)))
+def client_rates(url: str, suffix: str, concurrency: int, n: int, repeats: int, tag: str) -> list[float]:
+    """Achieved requests/s of each timed batch through LLMClient."""
+    client = LLMClient(f"openai/gpt-4o-mini,base_url={url},api_key=sk-bench,concurrency={concurrency}{suffix}",
+                       cache=None)
+    client.complete_many(batch(f"warm{tag}{concurrency}", max(2 * concurrency, 16)))
     rates = []
     for r in range(repeats):
-        requests = batch(f"c{concurrency}r{r}", n)
+        requests = batch(f"{tag}c{concurrency}r{r}", n)
         start = time.perf_counter()
         out = client.complete_many(requests)
         elapsed = time.perf_counter() - start
@@ -74,55 +72,82 @@ def measure(url: str, concurrency: int, n: int, repeats: int, transport: str) ->
     return rates
 
 
+def raw_rates(url: str, concurrency: int, n: int, repeats: int, tag: str) -> list[float]:
+    """The same requests from a bare aiohttp loop: what the stub and the machine allow without any client."""
+    import aiohttp
+
+    async def run(count: int, label: str) -> float:
+        connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one(i: int) -> None:
+                body = {"model": "gpt-4o-mini", "temperature": 0, "max_tokens": 16,
+                        "messages": [{"role": "user", "content": f"Judge item {label}-{i}: is the claim supported?"}]}
+                async with gate, session.post(url + "/chat/completions", data=json.dumps(body),
+                                              headers={"Content-Type": "application/json"}) as response:
+                    json.loads(await response.read())
+
+            start = time.perf_counter()
+            await asyncio.gather(*(one(i) for i in range(count)))
+            return count / (time.perf_counter() - start)
+
+    asyncio.run(run(max(2 * concurrency, 16), f"rawwarm{tag}{concurrency}"))
+    return [asyncio.run(run(n, f"raw{tag}c{concurrency}r{r}")) for r in range(repeats)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1, help="stub seconds per request")
     parser.add_argument("--per-slot", type=int, default=20, help="requests per concurrency slot per batch")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    parser.add_argument("--transport", nargs="+", default=["litellm", "http"], choices=["litellm", "http"])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 128])
+    parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS), choices=CONDITIONS)
     args = parser.parse_args()
 
-    load_before = os.getloadavg()[0]
-    proc, url = start_stub(args.latency)
-    try:
-        rows = {(t, c): measure(url, c, args.per_slot * c, args.repeats, t)
-                for t in args.transport for c in args.concurrency}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    rows = []  # (condition, path, concurrency, rates)
+    with stub_process(args.latency) as stub:
+        url = stub.url
+        for name in args.conditions:
+            with machine_condition(name) as condition:
+                measured = []
+                for c in args.concurrency:
+                    n = args.per_slot * c
+                    for path, suffix in PATHS.items():
+                        rates = (raw_rates(url, c, n, args.repeats, name) if suffix is None
+                                 else client_rates(url, suffix, c, n, args.repeats, name + path[:3]))
+                        measured.append((path, c, rates))
+            rows += [(condition.describe(), path, c, rates) for path, c, rates in measured]
 
     import litellm  # already imported by the client; only for the version line
 
-    command = f"`.venv/bin/python bench/judge_throughput.py --latency {args.latency} --per-slot {args.per_slot}`"
-    litellm_version = getattr(litellm, "__version__", None) or _version("litellm")
+    command = (f"`.venv/bin/python bench/judge_throughput.py --latency {args.latency} --per-slot {args.per_slot} "
+               f"--concurrency {' '.join(map(str, args.concurrency))} --repeats {args.repeats} "
+               f"--conditions {' '.join(args.conditions)}`")
     lines = [
         (f"Judge client throughput; stub latency {args.latency * 1000:.0f} ms (separate process), "
-         f"{args.per_slot} requests per slot, median of {args.repeats}; {command}"),
+         f"{args.per_slot} requests per slot, median of {args.repeats} (min-max); {command}"),
         "",
-        (f"Machine: {os.cpu_count()} CPUs, load average {load_before:.1f} at start; "
-         f"Python {platform.python_version()}, litellm {litellm_version}"),
+        (f"Machine: {load_note()} at the end; Python {platform.python_version()}, litellm "
+         f"{getattr(litellm, '__version__', None) or _version('litellm')}; {stub.note()} (bench/stub_process.py). "
+         "busy = one CPU-burner process per core (bench/load.py). `raw aiohttp` is no client at all: the ceiling of "
+         "stub + loopback + machine."),
         "",
-        "| transport | concurrency | requests | bound req/s | achieved req/s (min-max) | fraction of bound | "
-        "vs concurrency 1 |",
+        "| condition (load at start -> end) | client path | concurrency | requests | bound req/s | "
+        "achieved req/s (min-max) | fraction of bound |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (transport, c), rates in rows.items():
-        base = statistics.median(rows[(transport, min(args.concurrency))])
+    verdicts = []
+    for condition, path, c, rates in rows:
         bound = c / args.latency
         achieved = statistics.median(rates)
-        spread = f"{achieved:.1f} ({min(rates):.1f}-{max(rates):.1f})"
-        cells = [transport, c, args.per_slot * c, f"{bound:.0f}", spread, f"{achieved / bound:.2f}",
-                 f"{achieved / base:.1f}x"]
-        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
-    lines.append("")
-    for transport in args.transport:
-        if (transport, TARGET_CONCURRENCY) in rows:
-            fraction = statistics.median(rows[(transport, TARGET_CONCURRENCY)]) / (TARGET_CONCURRENCY / args.latency)
-            verdict = "PASS" if fraction >= TARGET else "FAIL"
-            target = f"Target: >= {TARGET} of the bound at concurrency {TARGET_CONCURRENCY}"
-            lines.append(f"{target}, transport {transport} -> {fraction:.2f} -> {verdict}  ")
-    text = "\n".join(lines) + "\n"
+        lines.append(f"| {condition} | {path} | {c} | {args.per_slot * c} | {bound:.0f} | "
+                     f"{median_range(rates, '{:.1f}')} | {achieved / bound:.2f} |")
+        if path == "default" and c in TARGET_CONCURRENCY:
+            verdict = "PASS" if achieved / bound >= TARGET else "FAIL (below target)"
+            verdicts.append(f"Target: >= {TARGET} of the bound at concurrency {c}, default path, "
+                            f"{condition.split(',')[0]} -> {achieved / bound:.2f} -> {verdict}  ")
+    text = "\n".join(lines + [""] + verdicts) + "\n"
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text, encoding="utf-8")

@@ -14,10 +14,39 @@ def _table(rows: dict[str, dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def upstream_section(benchmark: Benchmark) -> str:
+    """The pinned upstream code as the dataset and metric cards state it (from the declaration)."""
+    upstream = benchmark.upstream
+    if upstream is None:
+        return ("No public upstream code: official mode follows the paper's definitions (see the metric card); "
+                "there is no upstream prompt set and no upstream output format to import.")
+    lines = [f"- Pinned upstream code: [`{upstream.label}`]({upstream.url}) (commit `{upstream.commit}`); "
+             "`mode=\"official\"` reproduces it, quirks included."]
+    if upstream.prompt_files:
+        lines.append("- `--prompts upstream` builds the model's prompts from the templates in "
+                     + ", ".join(f"`{path}`" for path in upstream.prompt_files)
+                     + " at that commit (fetched at run time, sha256-checked, cached; never redistributed here); "
+                       "results record their prompt set and the leaderboard never ranks the two sets together.")
+    if benchmark.upstream_logs:
+        lines.append(f"- `sciprobe import-upstream {benchmark.name} --logs PATH` scores the per-item outputs the "
+                     "upstream code writes, in every mode.")
+    if upstream.note:
+        lines.append(f"- Also from upstream: {upstream.note}.")
+    return "\n".join(lines)
+
+
+def sample_notice(benchmark: Benchmark) -> str:
+    """The first line of the card of a dataset built from the bundled sample: it is not the benchmark."""
+    return (f"**SYNTHETIC SAMPLE, NOT THE BENCHMARK.** This is sciprobe's bundled sample of {benchmark.title}: a "
+            "handful of items written for sciprobe's tests and demos in the release format. No score on it says "
+            f"anything about a model; evaluate on the {benchmark.title} release.")
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
-        f"# {benchmark.title}",
+        *([sample_notice(benchmark)] if getattr(report, "sample", False) else []),
+        f"# {benchmark.title}" + (" (synthetic sample)" if getattr(report, "sample", False) else ""),
         benchmark.description,
         "## Configs",
         "\n".join(f"- `{c.name}`: {c.description}" for c in benchmark.configs.values()),
@@ -33,6 +62,7 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]
+    parts += ["## Upstream", upstream_section(benchmark)]
     for title, text in benchmark.card_sections.items():
         parts += [f"## {title}", text]
     parts += ["## Citation", f"```bibtex\n{benchmark.citation.strip()}\n```"]

@@ -1,5 +1,12 @@
-"""The ``sciprobe`` command line. User errors print one line (``error: ...``) and exit 2; a run stopped by
-``--max-calls``/``--max-cost`` writes its partial results and exits 3."""
+"""The ``sciprobe`` command line.
+
+Exit status: 0 done; 2 a user error (one line, ``error: ...``, nothing written); 3 (:data:`EXIT_INCOMPLETE`) the
+run is INCOMPLETE — a ``--max-calls``/``--max-cost`` cap stopped it, the provider's quota ran out, or calls got
+no answer (connection refused, timeout, 5xx after the retries): its results are written marked incomplete (the
+unanswered items left out of every score, never counted wrong), no model-index is written, the results are
+never exported or ranked, and rerunning the same command resumes from the response cache (only the missing
+calls are made). ``sciprobe score --partial`` exits 0: a partial score is what was asked for, and is marked.
+"""
 
 from __future__ import annotations
 
@@ -22,11 +29,18 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --dry-run     # calls, tokens, cost
   sciprobe evaluate BENCH:TASK --model "openai/gpt-4o-mini,rpm=500" --max-cost 2  # stops at $2, resumable
   sciprobe score BENCH:TASK --predictions preds.jsonl --data build/BENCH
+  sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
+  sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
+  sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
+  sciprobe compare A.json B.json                              # paired difference, interval and test per task
+  sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
-#: Exit status of a run that a cap stopped (its partial results are written).
+#: Exit status of an incomplete run: a cap stopped it, or calls got no answer (results written, marked).
 EXIT_INCOMPLETE = 3
+#: Exit status of a ``score --partial`` run: written as asked, but not a benchmark result.
+EXIT_PARTIAL = 4
 
 
 def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
@@ -37,6 +51,16 @@ def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
                             + ("; auto = the evaluated model" if auto else ""))
 
 
+def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
+    from sciprobe.upstream import PROMPT_SETS
+
+    parser.add_argument("--prompts", choices=PROMPT_SETS, default="sciprobe",
+                        help=f"{what}: sciprobe's own wording (default) or upstream's templates at the pinned commit, "
+                             "fetched at run time, sha256-checked and cached under $SCIPROBE_HOME/upstream; recorded "
+                             "with every result, never ranked with the other set")
+    parser.add_argument("--upstream-dir", metavar="DIR",
+                        help="with --prompts upstream: a local copy of the upstream files at their repository paths "
+                             "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
 def _add_executor(parser: argparse.ArgumentParser) -> None:
     from sciprobe.executors import EXECUTOR_HELP
 
@@ -84,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--allow-unsandboxed", action="store_true",
                           help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
+    _add_prompts(evaluate, "the prompts the model gets")
     _add_executor(evaluate)
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
@@ -101,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score a predictions JSONL file against a task",
                            description="JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
                                        "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
-                                       "\"scores\": [...]} (`sciprobe tasks` says which).")
+                                       "\"scores\": [...]}; tournaments also {\"id\", \"comparisons\": [{\"paper_1\", "
+                                       "\"paper_2\", \"response\"}, ...]}, replayed (`sciprobe tasks` says which).")
     score.add_argument("task", metavar="BENCH:TASK")
     score.add_argument("--predictions", required=True, help="JSONL predictions file")
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
@@ -112,6 +138,23 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "runner runs with the predictions as the model's answers")
     score.add_argument("--max-calls", type=int, metavar="N", help="cap on judge requests (as for evaluate)")
     score.add_argument("--max-cost", type=float, metavar="USD", help="cap on judge spend (as for evaluate)")
+    _add_prompts(score, "the prompt set the predictions were made with (recorded; tasks replayed through their "
+                        "runner also build their judge requests from it)")
+
+    imported = sub.add_parser(
+        "import-upstream", help="score the per-item output files an upstream repository wrote",
+        description="Read the per-item outputs a benchmark's pinned upstream code writes (its README lists the "
+                    "formats), score them in every mode and write a normal results file (export and the leaderboard "
+                    "read it). The dataset must hold every item of the logs (build the release the run used).")
+    imported.add_argument("benchmark", help="benchmark name (`sciprobe tasks` lists them)")
+    imported.add_argument("--logs", required=True, metavar="PATH", help="an upstream output file or a folder of them")
+    imported.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
+    imported.add_argument("--model-name", help="model name for the results (default: from the upstream file names)")
+    imported.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: every mode)")
+    imported.add_argument("--output-dir", default="results", help="where results and details go")
+    score.add_argument("--partial", action="store_true",
+                       help="score a file that lacks items over the items it has (refused by default); the result "
+                            "is marked partial everywhere and never exported or ranked")
 
     demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled samples (offline)")
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
@@ -139,6 +182,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     configure_export_parser(sub.add_parser("export", help="results JSON -> Hugging Face model-index or "
                                                          ".eval_results YAML"), COMMANDS)
+    from sciprobe.baselines import configure_baselines_parser
+    from sciprobe.compare import configure_compare_parser
+    from sciprobe.report import configure_report_parser
+
+    configure_baselines_parser(sub.add_parser("baselines", help="score a benchmark's reference baselines (no model)"),
+                               COMMANDS)
+    configure_compare_parser(sub.add_parser("compare", help="paired comparison of two results files "
+                                                           "(difference, interval, test)"), COMMANDS)
+    configure_report_parser(sub.add_parser("report", help="static HTML report of results files (figures, CIs, "
+                                                         "breakdowns)"), COMMANDS)
     sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
     check = sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here (or on every "
@@ -258,7 +311,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
                                 max_cost=args.max_cost, executor=args.executor,
-                                meter=sys.stderr.isatty() if args.meter is None else args.meter)
+                                meter=sys.stderr.isatty() if args.meter is None else args.meter,
+                                prompts=args.prompts,
+                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
     if args.dry_run:
         from sciprobe.plan import format_plan, plan_run
 
@@ -272,22 +327,41 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
-    """0, or EXIT_INCOMPLETE with one line on stderr when a cap cut the run short. A complete run also gets its
-    Hugging Face model-card ``model-index`` YAML next to the results JSON (``sciprobe export`` for more)."""
-    incomplete = json.loads(path.read_text())["sciprobe"].get("incomplete")  # evaluate and score_file set it
-    if not incomplete:
-        if results:  # a run whose every task was skipped has nothing to put in a model card
-            from sciprobe.export import export_results
-            from sciprobe.results import atomic_write_bytes
+    """0, or EXIT_INCOMPLETE with what is missing and why on stderr when the run is incomplete (a cap, an
+    exhausted quota, calls that got no answer). Only a complete run gets its Hugging Face model-card
+    ``model-index`` YAML next to the results JSON (``sciprobe export`` for more); a partial score never does."""
+    block = json.loads(path.read_text())["sciprobe"]  # evaluate and score_file set incomplete / partial
+    incomplete, partial = block.get("incomplete"), block.get("partial")
+    if incomplete:
+        from sciprobe.evidence import describe_failures
 
-            card = path.with_name(path.stem + ".model-index.yaml")
-            atomic_write_bytes(card, export_results(path).encode("utf-8"))
-            print(f"model-index: {card}")
-        return 0
-    not_run = ", ".join(incomplete["tasks_not_run"]) or "none"
-    print(f"INCOMPLETE: {incomplete['reason']}; {incomplete['skipped_calls']} call(s) skipped, "
-          f"tasks not run: {not_run}. Rerun the same command to resume from the cache.", file=sys.stderr)
-    return EXIT_INCOMPLETE
+        not_run = ", ".join(incomplete.get("tasks_not_run") or []) or "none"
+        print(f"INCOMPLETE: {incomplete['reason']}; {incomplete.get('skipped_calls', 0)} call(s) skipped, "
+              f"tasks not run: {not_run}. No model-index written; not exported or ranked. Rerun the same command "
+              "to resume from the cache.", file=sys.stderr)
+        for key, summary in (incomplete.get("call_failures") or {}).items():
+            print(f"  {key}: {describe_failures(summary)}; e.g. {summary.get('example')}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    if partial:
+        print(f"PARTIAL: {partial['n_predicted']} of {partial['n_items']} items scored (--partial); the score "
+              "covers those items only: no model-index written, never exported or ranked.", file=sys.stderr)
+        return EXIT_PARTIAL
+    if results:  # a run whose every task was skipped has nothing to put in a model card
+        from sciprobe.export import export_results
+        from sciprobe.results import atomic_write_bytes
+
+        card = path.with_name(path.stem + ".model-index.yaml")
+        left_out: list[str] = []
+        try:
+            text = export_results(path, left_out=left_out)
+        except SciprobeError as exc:  # e.g. nothing scored: the results stand, there is no model card to write
+            print(f"no model-index: {exc}", file=sys.stderr)
+            return 0
+        atomic_write_bytes(card, text.encode("utf-8"))
+        print(f"model-index: {card}")
+        for line in left_out:
+            print(f"  left out of the model-index: {line}", file=sys.stderr)
+    return 0
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -296,7 +370,20 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     path, results = score_file(args.task, Path(args.predictions), data=args.data, modes=args.modes,
                                model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
-                               max_calls=args.max_calls, max_cost=args.max_cost)
+                               max_calls=args.max_calls, max_cost=args.max_cost, prompts=args.prompts,
+                               upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
+                               partial=args.partial)
+    print_summary(results)
+    print(f"results: {path}")
+    return _exit_status(path, results)
+
+
+def _cmd_import_upstream(args: argparse.Namespace) -> int:
+    from sciprobe.summary import print_summary
+    from sciprobe.upstream_import import import_logs
+
+    path, results = import_logs(args.benchmark, Path(args.logs), data=args.data, model_name=args.model_name,
+                                modes=args.modes, output_dir=Path(args.output_dir))
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)
@@ -386,6 +473,7 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
+            "import-upstream": _cmd_import_upstream,
             "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "tasks": _cmd_tasks,
             "new-benchmark": _cmd_new_benchmark,
             "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,

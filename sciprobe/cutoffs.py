@@ -4,35 +4,29 @@ Spec: shared/spec/README.md convention 3 (`date > cutoff`, strict) and each benc
 "Temporal information" section. Month-precision cutoffs ("2023-10") mean the *end* of that month,
 so a model that may have read anything from October is never credited with an October paper.
 Rows without a date cannot be shown to post-date a cutoff and are dropped by the filter (counted).
+Comparisons are on parsed dates: a stored date is ISO ``YYYY-MM-DD`` (the first day of its period, see
+:mod:`sciprobe.release_files`); anything else in a date column is an error, never a string comparison.
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import json
-import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, Mapping
+from typing import Any
 
 from sciprobe.errors import SciprobeError
-
-_DATE_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+from sciprobe.release_files import parse_release_date
 
 
 def parse_cutoff(value: str) -> dt.date:
-    """``YYYY-MM-DD`` as that day; ``YYYY-MM`` as the last day of that month."""
-    match = _DATE_RE.match(value.strip()) if isinstance(value, str) else None
-    if not match:
-        raise SciprobeError(f"invalid cutoff {value!r}: expected YYYY-MM-DD or YYYY-MM")
-    year, month = int(match[1]), int(match[2])
-    try:
-        if match[3] is None:
-            return dt.date(year, month, calendar.monthrange(year, month)[1])
-        return dt.date(year, month, int(match[3]))
-    except ValueError as exc:
-        raise SciprobeError(f"invalid cutoff {value!r}: {exc}") from None
+    """``YYYY-MM-DD`` as that day; ``YYYY-MM`` as the last day of that month (surrounding blanks ignored)."""
+    parsed = parse_release_date(value.strip() if isinstance(value, str) else value, "invalid cutoff",
+                                ("day", "month"))
+    if parsed is None:
+        raise SciprobeError("invalid cutoff '': expected YYYY-MM-DD or YYYY-MM")
+    return parsed.end
 
 
 @dataclass(frozen=True)
@@ -79,17 +73,61 @@ def lookup_model_cutoff(model: str) -> ModelCutoff:
     raise SciprobeError(f"no knowledge cutoff known for model {model!r}; pass --cutoff YYYY-MM-DD (known: {known})")
 
 
-def dated_after(date: str | None, bound: str) -> bool:
-    """An ISO ``date`` strictly after the ISO ``bound`` (ISO strings compare in date order); undated: False."""
-    return bool(date) and date > bound
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def keep_after(dates: Iterable[str | None], cutoff: dt.date | None) -> list[bool]:
-    """Mask of rows strictly after ``cutoff`` (all True when there is no cutoff; undated rows False)."""
-    if cutoff is None:
-        return [True for _ in dates]
-    bound = cutoff.isoformat()
-    return [dated_after(d, bound) for d in dates]
+def parsed_date_column(dates: Any, where: str) -> Any:
+    """An Arrow column of stored dates (ISO ``YYYY-MM-DD`` text or nulls) parsed to a numpy ``datetime64[D]`` array
+    (NaT for null); a value in any other form (another format, a number, a day off the calendar) is a one-line
+    error naming the first one. Vectorised over the fixed-width bytes: no Python object per row."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(dates, pa.ChunkedArray):
+        dates = dates.combine_chunks()
+    days = np.full(len(dates), np.datetime64("NaT"), dtype="datetime64[D]")
+    if pa.types.is_null(dates.type) or dates.null_count == len(dates):
+        return days
+    if not (pa.types.is_string(dates.type) or pa.types.is_large_string(dates.type)):
+        raise SciprobeError(f"{where}: the date column holds {dates.type} values, not YYYY-MM-DD text")
+    present = pc.is_valid(dates).to_numpy(zero_copy_only=False)
+    values = dates.filter(pa.array(present))
+    lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
+    ok = lengths == 10
+    if ok.all():
+        fixed = values.cast(pa.binary(10))
+        raw = np.frombuffer(fixed.buffers()[1], dtype=np.uint8, count=(fixed.offset + len(fixed)) * 10)
+        chars = raw[fixed.offset * 10:].reshape(len(fixed), 10)
+        dashes = (chars[:, 4] == ord("-")) & (chars[:, 7] == ord("-"))
+
+        def number(columns: slice) -> np.ndarray:
+            digits = chars[:, columns] - np.uint8(ord("0"))  # wraps below "0": anything but a digit is > 9
+            ok_digits = (digits <= 9).all(axis=1)
+            value = np.zeros(len(chars), dtype=np.int32)
+            for k in range(digits.shape[1]):
+                value = value * 10 + digits[:, k]
+            return np.where(ok_digits, value, -1)
+
+        year, month, day = number(slice(0, 4)), number(slice(5, 7)), number(slice(8, 10))
+        leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+        last = np.asarray(_DAYS_IN_MONTH, dtype=np.int32)[np.clip(month, 0, 12)] + (leap & (month == 2))
+        ok = dashes & (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= last)
+    if not ok.all():
+        value = values[int(np.flatnonzero(~ok)[0])].as_py()
+        parse_release_date(value, where, ("day",))  # raises with the reason
+        raise SciprobeError(f"{where}: date {value!r} is not YYYY-MM-DD")
+    months = ((year - 1970) * 12 + month - 1).astype("datetime64[M]")
+    days[present] = months.astype("datetime64[D]") + (day - 1).astype("timedelta64[D]")
+    return days
+
+
+def after_cutoff_mask(dates: Any, cutoff: dt.date, where: str) -> Any:
+    """Boolean Arrow mask of dates strictly after ``cutoff`` (compared as parsed dates; undated rows False)."""
+    import numpy as np
+    import pyarrow as pa
+
+    return pa.array(parsed_date_column(dates, where) > np.datetime64(cutoff.isoformat(), "D"))
 
 
 @dataclass(frozen=True)
@@ -121,17 +159,13 @@ def resolve_cutoff(cutoff: str | None, model_cutoff: str | None, model: str | No
     return None, "none"
 
 
-def filter_dataset(ds, cutoff: dt.date | None):
+def filter_dataset(ds, cutoff: dt.date | None, where: str = "dataset"):
     """Filter a ``datasets.Dataset`` on its ``date`` column with Arrow compute (no Python loop over rows)."""
     if cutoff is None:
         return ds
     import pyarrow.compute as pc
 
-    dates = ds.data.column("date")
-    mask = pc.fill_null(pc.greater(dates, cutoff.isoformat()), False)
-    indices = pc.indices_nonzero(mask).to_pylist()
-    return ds.select(indices)
-
-
-def filter_rows(rows: list[Mapping], cutoff: dt.date | None) -> list[Mapping]:
-    return [row for row, keep in zip(rows, keep_after((r.get("date") for r in rows), cutoff)) if keep]
+    if "date" not in ds.column_names:
+        raise SciprobeError(f"{where} has no date column; a cutoff cannot be applied")
+    mask = after_cutoff_mask(ds.data.column("date"), cutoff, where)
+    return ds.select(pc.indices_nonzero(mask).to_pylist())

@@ -13,6 +13,7 @@ from typing import Any
 
 from sciprobe.benchmarks import resolve_task
 from sciprobe.errors import SciprobeError
+from sciprobe.llm.backends import QuotaExhausted
 from sciprobe.results import RunInfo, TaskResult, write_run
 from sciprobe.task_data import TaskData, load_task_data, sample_dataset_dir
 from sciprobe.task_runner import EvaluationRequest, RunContext, make_client, run_task, spec_label
@@ -55,6 +56,30 @@ def _planned_calls(request: EvaluationRequest) -> int | None:
         return None
 
 
+def incomplete_block(results: Sequence[TaskResult], ledger: Any, not_run: Sequence[str],
+                     stopped: str | None = None) -> dict[str, Any] | None:
+    """The results file's ``sciprobe.incomplete``, or None for a complete run: why the run is incomplete (a cap,
+    an exhausted quota, calls that got no answer), the calls skipped, the tasks not run or cut short and, per
+    task, how many items got no answer and why (:mod:`sciprobe.evidence`)."""
+    from sciprobe.evidence import describe_failures
+
+    failures = {r.key: r.provenance["call_failures"] for r in results if r.provenance.get("call_failures")}
+    if not (ledger.exhausted or stopped or failures):
+        return None
+    reasons = [reason for reason in (ledger.stop_reason if ledger.exhausted else None, stopped) if reason]
+    if failures:
+        n = sum(f["n"] for f in failures.values())
+        kinds: dict[str, int] = {}
+        for summary in failures.values():
+            for kind, count in summary["kinds"].items():
+                kinds[kind] = kinds.get(kind, 0) + count
+        total = sum(f["n_items"] for f in failures.values())
+        reasons.append("calls failed: " + describe_failures({"n": n, "n_items": total, "kinds": kinds}))
+    return {"reason": "; ".join(reasons), "skipped_calls": ledger.skipped, "tasks_not_run": list(not_run),
+            "tasks_partial": [r.key for r in results if r.provenance.get("incomplete")],
+            "call_failures": failures}
+
+
 def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Path, list[TaskResult]]:
     """Run every task, score it, write the results; with a cap (``max_calls``/``max_cost``) that is reached,
     the tasks run so far are written as a result marked incomplete (``sciprobe.incomplete``) and the rest
@@ -78,21 +103,25 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
     judge_log: list[str] = []  # model ids of every judge a runner built, in order
     results: list[TaskResult] = []
     not_run: list[str] = []
+    stopped: str | None = None  # why no further task ran (a provider's quota ran out)
     for ref in request.tasks:
-        if ledger.exhausted:
+        if ledger.exhausted or stopped:
             not_run.append(ref)
             continue
         skipped_before = ledger.skipped
-        task_results = run_task(ref, request, client, judge_log=judge_log)
+        try:
+            task_results = run_task(ref, request, client, judge_log=judge_log)
+        except QuotaExhausted as exc:  # every later call would fail the same way: stop as a cap stops a run
+            stopped = str(exc)
+            not_run.append(ref)
+            continue
         if ledger.skipped > skipped_before:
             for result in task_results:
                 result.provenance["incomplete"] = ledger.stop_reason
         results.extend(task_results)
     ledger.finish()
     run.ledger = ledger.as_dict()
-    if ledger.exhausted:
-        run.incomplete = {"reason": ledger.stop_reason, "skipped_calls": ledger.skipped, "tasks_not_run": not_run,
-                          "tasks_partial": [r.key for r in results if r.provenance.get("incomplete")]}
+    run.incomplete = incomplete_block(results, ledger, not_run, stopped)
     run.judge_ids = judge_log
     run.usage = client.stats.as_dict()
     run.param_adjustments = list(getattr(client, "param_adjustments", []))

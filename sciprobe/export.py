@@ -5,13 +5,20 @@ Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so t
 * ``model-index`` — the model card's ``model-index`` front matter (``huggingface_hub.EvalResult`` ->
   ``eval_results_to_model_index``): per task ``task`` (type ``text-generation``, name), ``dataset`` (name, type =
   Hub dataset id or the benchmark name, config, split ``test``, revision = recorded hub revision or the dataset
-  files' fingerprint), ``metrics`` (type, value, name ``<metric> (<mode>)``: the headline of every mode and the
-  default mode's other scalar values) and ``source``. Paste it into the model's README front matter.
+  files' fingerprint), ``metrics`` (type, value, name ``<metric> (<mode>)``: the headline of every mode, its 95%
+  bootstrap interval in ``args`` (``ci_low``, ``ci_high``, ``ci_confidence``, ``ci_method``, ``ci_resamples``,
+  ``ci_seed``, ``ci_unit``), then the default mode's other scalar values) and ``source``. Paste it into the model's
+  README front matter.
 * ``eval-results`` — the newer ``.eval_results/<name>.yaml`` file of a model repo (https://huggingface.co/docs/hub/
   eval-results; ``huggingface_hub.EvalResultEntry`` -> ``eval_result_entries_to_yaml``): one entry per task with
   ``dataset.id`` (the Hub *benchmark* dataset), ``dataset.task_id``, ``dataset.revision`` (only a recorded hub
-  revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, coverage,
-  judges). ``dataset.id`` is required by the Hub, so results computed on local files need ``--dataset-id``.
+  revision), ``value`` (the headline metric of the default mode), ``date`` and ``notes`` (metric, mode, its 95%
+  bootstrap interval, coverage, judges). ``dataset.id`` is required by the Hub, so results computed on local
+  files need ``--dataset-id``.
+
+Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"``: ``--prompts upstream`` runs and
+``sciprobe import-upstream``) are named ``<benchmark> <task> (upstream prompts)`` in the model index and say so in
+the notes, so they never merge with runs on sciprobe's prompts.
 
 Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
 :class:`~sciprobe.errors.SciprobeError` (one line from the CLI).
@@ -158,11 +165,29 @@ def _date(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+def interval(task: ExportedTask, mode: str) -> dict[str, Any] | None:
+    """The headline's bootstrap interval of ``mode`` (``scores[mode]["ci"]``), when the results file has one."""
+    ci = (task.scores.get(mode) or {}).get("ci")
+    if not isinstance(ci, dict) or finite_number(ci.get("low")) is None or finite_number(ci.get("high")) is None:
+        return None
+    return ci
+
+
+def _interval_text(ci: Mapping[str, Any]) -> str:
+    unit = str(ci.get("unit") or "item")
+    units = "items" if unit == "item" else f"clusters of items sharing {unit.partition(':')[2] or unit}"
+    return (f"{round(100 * float(ci.get('confidence', 0.95)))}% CI [{ci['low']:.4f}, {ci['high']:.4f}] "
+            f"({ci.get('method', 'bootstrap')}, {ci.get('n_resamples')} resamples of {units}, seed {ci.get('seed')})")
+
+
 def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
     from sciprobe import __version__
 
     coverage = (task.scores.get(task.default_mode) or {}).get("coverage") or {}
     parts = [f"sciprobe {__version__}", f"{task.benchmark}:{task.task} {task.headline} ({task.default_mode} mode)"]
+    ci = interval(task, task.default_mode)
+    if ci is not None:
+        parts.append(_interval_text(ci))
     if coverage:
         parts.append(f"coverage {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')}")
     if task.provenance.get("limit"):
@@ -178,18 +203,42 @@ def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
         parts.append(f"items after {cutoff}")
     if judges:
         parts.append("judges " + ", ".join(judges))
+    if task.provenance.get("prompt_set") == "upstream":
+        parts.append("upstream prompts")
     return "; ".join(parts)
 
 
+def _not_a_number(task: ExportedTask, mode: str, metric: str) -> str:
+    """Why ``task``'s ``metric`` in ``mode`` is no number (for the list of what an export left out)."""
+    report = task.scores.get(mode) or {}
+    value = report.get(metric)
+    coverage = report.get("coverage") if isinstance(report.get("coverage"), Mapping) else {}
+    scored = f" (scored {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')})" if coverage else ""
+    if metric not in report:
+        what = "not computed"
+    elif value is None:
+        what = "n/a"
+    elif isinstance(value, float) and value != value:
+        what = "NaN"
+    else:
+        what = f"not a finite number ({str(value)[:30]})"
+    name = f"{task.benchmark}:{task.task}" + (f":{task.variant}" if task.variant else "")
+    return f"{name} {metric} ({mode}): {what}{scored}"
+
+
 def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
-                    source_url: str | None = None, source_name: str | None = None) -> list[dict[str, Any]]:
-    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON."""
+                    source_url: str | None = None, source_name: str | None = None,
+                    left_out: list[str] | None = None) -> list[dict[str, Any]]:
+    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON. A task whose headline
+    is no finite number (NaN: nothing scored) has no entry; ``left_out`` gets one line per such task."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     overrides = dict(dataset_ids or {})
     entries = []
+    left_out = [] if left_out is None else left_out
     for task in exported_tasks(data):
         if task.value is None:
+            left_out.append(_not_a_number(task, task.default_mode, task.headline))
             continue
         dataset_id = _dataset_id(task, overrides)
         if dataset_id is None:
@@ -203,61 +252,90 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
             source_url=source_url, source_name=source_name if source_url else None,
             notes=_notes(task, [str(j) for j in judges])))
     if not entries:
-        raise SciprobeError("the results file has no task with a numeric headline score to export")
+        raise SciprobeError("the results file has no task with a numeric headline score to export (left out: "
+                            + "; ".join(left_out) + ")")
     return eval_result_entries_to_yaml(entries)
 
 
-def _metrics(task: ExportedTask) -> list[tuple[str, float, str]]:
-    """(type, value, name): every mode's headline, then the default mode's other scalar values."""
-    out = []
+def _metrics(task: ExportedTask,
+             left_out: list[str] | None = None) -> list[tuple[str, float, str, dict[str, Any] | None]]:
+    """(type, value, name, args): every mode's headline (args: its bootstrap interval), then the default mode's
+    other scalar values. A headline that is no finite number (NaN, None) is left out and listed in ``left_out``; so
+    is another value that is NaN or None (not lists, texts or booleans, which are no metrics)."""
+    out: list[tuple[str, float, str, dict[str, Any] | None]] = []
     for mode, report in task.scores.items():
         value = finite_number(report.get(task.headline))
         if value is not None:
-            out.append((task.headline, value, f"{task.headline} ({mode})"))
+            ci = interval(task, mode)
+            args = None if ci is None else {
+                "ci_low": round(float(ci["low"]), 6), "ci_high": round(float(ci["high"]), 6),
+                "ci_confidence": ci.get("confidence"), "ci_method": ci.get("method"),
+                "ci_resamples": ci.get("n_resamples"), "ci_seed": ci.get("seed"), "ci_unit": ci.get("unit")}
+            out.append((task.headline, value, f"{task.headline} ({mode})", args))
+        elif left_out is not None:
+            left_out.append(_not_a_number(task, mode, task.headline))
     for key, value in (task.scores.get(task.default_mode) or {}).items():
         if key == task.headline or key.startswith("n_") or key in ("metric", "mode"):
             continue
         number = finite_number(value)
         if number is not None:
-            out.append((key, number, f"{key} ({task.default_mode})"))
+            out.append((key, number, f"{key} ({task.default_mode})", None))
+        elif left_out is not None and (value is None or isinstance(value, float)):
+            left_out.append(_not_a_number(task, task.default_mode, key))
     return out
 
 
 def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
                    source_url: str | None = None, source_name: str | None = None,
-                   model_name: str | None = None) -> dict[str, Any]:
-    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON."""
+                   model_name: str | None = None, left_out: list[str] | None = None) -> dict[str, Any]:
+    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON; ``left_out`` gets one line
+    per metric that is no finite number (never written as one)."""
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     overrides = dict(dataset_ids or {})
     results = []
+    left_out = [] if left_out is None else left_out
     for task in exported_tasks(data):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
-        for metric_type, value, metric_name in _metrics(task):
+        if task.provenance.get("prompt_set") == "upstream":  # never one entry with runs on sciprobe's prompts
+            name += " (upstream prompts)"
+        for metric_type, value, metric_name, args in _metrics(task, left_out):
             results.append(EvalResult(
                 task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,
                 dataset_name=task.title, dataset_config=task.config, dataset_split=SPLIT,
                 dataset_revision=str(revision) if revision else None, metric_type=metric_type,
-                metric_value=round(value, 6), metric_name=metric_name, source_url=source_url,
+                metric_value=round(value, 6), metric_name=metric_name, metric_args=args, source_url=source_url,
                 source_name=source_name if source_url else None))
     if not results:
-        raise SciprobeError("the results file has no numeric score to export")
+        raise SciprobeError("the results file has no numeric score to export (left out: " + "; ".join(left_out) + ")")
     return {"model-index": eval_results_to_model_index(model_name or data["sciprobe"]["model_id"], results)}
 
 
 def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: Sequence[str] | None = None,
                    source_url: str | None = None, source_name: str | None = "sciprobe",
-                   model_name: str | None = None, allow_incomplete: bool = False) -> str:
-    """The YAML text of ``path`` in format ``fmt``. A run a cap stopped (``sciprobe.incomplete``) is refused
-    unless ``allow_incomplete`` (its entries then say so in ``notes``)."""
+                   model_name: str | None = None, allow_incomplete: bool = False,
+                   left_out: list[str] | None = None) -> str:
+    """The YAML text of ``path`` in format ``fmt``. An incomplete run (a cap stopped it, or calls got no answer:
+    ``sciprobe.incomplete``) is refused unless ``allow_incomplete`` (its entries then say so in ``notes``); a
+    partial score (``sciprobe score --partial``) is always refused. ``left_out`` gets one line per task or
+    metric that had no finite number to export, and why."""
     import yaml
+
+    from sciprobe.evidence import PARTIAL, run_status
 
     if fmt not in FORMATS:
         raise SciprobeError(f"unknown export format {fmt!r}; use {' or '.join(FORMATS)}")
     data = load_results(path)
-    incomplete = data["sciprobe"].get("incomplete")
+    if run_status(data["sciprobe"]) == PARTIAL:
+        partial = data["sciprobe"].get("partial") or {}
+        raise SciprobeError(f"{path} is a partial score ({partial.get('n_predicted', '?')} of "
+                            f"{partial.get('n_items', '?')} items, `sciprobe score --partial`); partial scores "
+                            "are never exported: score a predictions file for every item")
+    incomplete = data["sciprobe"].get("incomplete") or next(
+        (t["provenance"]["incomplete"] for t in data["sciprobe"]["tasks"].values()
+         if isinstance(t.get("provenance"), dict) and t["provenance"].get("incomplete")), None)
     if incomplete and not allow_incomplete:
         reason = incomplete.get("reason") if isinstance(incomplete, dict) else incomplete
         raise SciprobeError(f"{path} is an incomplete run ({reason}); rerun it to completion, or pass "
@@ -265,9 +343,10 @@ def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: S
     ids = parse_dataset_ids(dataset_ids)
     if fmt == "model-index":
         content: Any = to_model_index(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
-                                      model_name=model_name)
+                                      model_name=model_name, left_out=left_out)
     else:
-        content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name)
+        content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
+                                  left_out=left_out)
     return yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=120)
 
 
@@ -284,14 +363,18 @@ def configure_export_parser(parser: argparse.ArgumentParser, commands: dict | No
     parser.add_argument("--source-url", help="link to the evaluation logs / results (the entries' source)")
     parser.add_argument("--model-name", help="model-index name (default: the results file's model id)")
     parser.add_argument("--allow-incomplete", action="store_true",
-                        help="export a run stopped by --max-cost/--max-calls (refused by default)")
+                        help="export an incomplete run (a cap stopped it, or calls got no answer; refused by "
+                             "default; partial scores are never exported)")
     if commands is not None:
         commands.setdefault("export", cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    left_out: list[str] = []
     text = export_results(args.results, args.format, dataset_ids=args.dataset_id, source_url=args.source_url,
-                          model_name=args.model_name, allow_incomplete=args.allow_incomplete)
+                          model_name=args.model_name, allow_incomplete=args.allow_incomplete, left_out=left_out)
+    for line in left_out:  # said before the output, so a reader of either stream sees it
+        print(f"left out: {line}", file=sys.stderr)
     if args.output:
         from sciprobe.results import atomic_write_bytes
 

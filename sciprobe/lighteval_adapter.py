@@ -94,7 +94,9 @@ def _computations():
             self.benchmark, self.task, self.mode, self.key = benchmark, task, mode, key
 
         def compute_corpus(self, items: list[dict]) -> float:
-            return float(_task(self.benchmark, self.task).score(items, self.mode).values[self.key])
+            # no number (official mode where upstream's own evaluation gives none) is NaN, never 0
+            value = _task(self.benchmark, self.task).score(items, self.mode).values.get(self.key)
+            return float("nan") if value is None else float(value)
 
     class Mean(CorpusLevelComputation):
         def compute_corpus(self, items: list[float]) -> float:

@@ -4,8 +4,8 @@
         return metric_info("prescience", _DESCRIPTION, _KWARGS_DESCRIPTION, FEATURES,
                            codebase_urls=["https://github.com/allenai/prescience"])
 
-The benchmark's citation and homepage come from its declaration (:mod:`sciprobe.benchmarks`): declared once,
-never copied into a module where it could drift.
+The benchmark's citation, homepage and pinned upstream commit (a codebase URL) come from its declaration
+(:mod:`sciprobe.benchmarks`): declared once, never copied into a module where it could drift.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def metric_info(benchmark: str, description: str, inputs_description: str, featu
     from sciprobe.benchmarks import get_benchmark
 
     declared = get_benchmark(benchmark)
+    if declared.upstream is not None and declared.upstream.url not in codebase_urls:
+        codebase_urls = [*codebase_urls, declared.upstream.url]  # the pinned commit official mode reproduces
     if citation is None:
         citation = declared.citation.strip() + "\n" + (extra_citation.strip() + "\n" if extra_citation else "")
     return evaluate.MetricInfo(module_type="metric", description=description, citation=citation,

@@ -2,7 +2,9 @@
 
 Single-call tasks: ``{"id": ..., "response": "<raw model text>"}`` (parsed with the task's parsers) or
 ``{"id": ..., "prediction": "yes"|"no"|null}`` (already parsed). I2R: ``{"id": ..., "ranking": [titles, best
-first], "scores": [points]}`` (scores optional; without them the ranking is taken as given).
+first], "scores": [points]}`` (scores optional; without them the ranking is taken as given), or the stored
+comparison replies ``{"id": ..., "comparisons": [{"paper_1": title, "paper_2": title, "response": text|null}]}``,
+replayed through the tournament in every mode (:mod:`sciprobe.benchmarks.idrbench.i2r`).
 Every problem is a one-line error naming the line; ids missing from the file count as failures.
 """
 

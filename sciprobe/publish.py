@@ -4,14 +4,19 @@ Kinds and what is staged — with ``dry_run=True`` (the default) the exact folde
 to ``out`` and nothing leaves the machine:
 
 * ``dataset`` — the hub layout of a benchmark (:func:`sciprobe.build.build_benchmark`: Parquet shards + README
-  with ``configs:``/``dataset_info:``), from ``source`` or the bundled sample. Repo type ``dataset``; the
-  benchmark is the repo name when it is a registered benchmark (``owner/idrbench``) or ``benchmark=``.
+  with ``configs:``/``dataset_info:``), from ``source`` (the benchmark's release files). Repo type ``dataset``;
+  the benchmark is ``benchmark=`` or the repo name when that is a registered benchmark. A sample is never passed
+  off as the benchmark: building from the bundled synthetic sample is refused unless ``sample=True``
+  (``--sample``), and then the card's first line says it is a sample.
 * ``metric`` — ``metrics/<name>/`` as an evaluate metric Space (module, card with Space front matter, app,
   requirements). ``evaluate.load`` finds ``<name>.py`` by the repo's name, so the repo name must be the metric name.
 * ``space`` — ``leaderboard_space/`` (README front matter: sdk gradio 6.31.0, app_file app.py, hf_oauth) plus a
   copy of the ``sciprobe`` package next to ``app.py``, so the Space runs without installing the heavy stack.
 * ``all`` — every one of the above; ``repo_id`` is then the owner namespace and ``out`` gets
-  ``datasets/<bench>/``, ``metrics/<name>/`` and ``space/``.
+  ``datasets/<bench>/`` (``benchmark`` from ``source``, or with ``sample=True`` every benchmark's sample),
+  ``metrics/<name>/`` and ``space/``.
+
+No staged file names a local path (the build records its source as ``folder:<name>`` / ``sample:<bench>``).
 
 Uploads go through :class:`sciprobe.leaderboard.hub_api.HubApi` (``upload_folder``): the real Hub by default,
 a :class:`~sciprobe.leaderboard.hub_api.LocalFolderApi` in tests.
@@ -43,6 +48,7 @@ class Artifact:
     repo_id: str
     repo_type: str
     folder: Path
+    benchmark: str | None = None  # the benchmark of a dataset artifact
 
     def as_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "repo_id": self.repo_id, "repo_type": self.repo_type, "folder": str(self.folder)}
@@ -76,14 +82,22 @@ def _fresh(folder: Path) -> Path:
     return folder
 
 
-def stage_dataset(out: Path, benchmark: str = "idrbench", source: Path | None = None) -> Path:
+def stage_dataset(out: Path, benchmark: str, source: Path | None = None, *, sample: bool = False) -> Path:
+    """Build ``benchmark`` from its release files ``source`` into ``out``; from its bundled sample only when
+    ``sample`` (the card then opens by saying it is a synthetic sample)."""
     from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
+    from sciprobe.build import build_benchmark, is_sample_source
 
     bench = get_benchmark(benchmark)
     src = Path(source) if source else bench.sample_source
     if src is None:
-        raise SciprobeError(f"{benchmark} has no bundled sample; pass source=<release folder>")
+        raise SciprobeError(f"{benchmark} has no bundled sample; pass --source RELEASE_DIR")
+    if is_sample_source(bench, src) and not sample:
+        raise SciprobeError(f"the {benchmark} dataset would be built from sciprobe's bundled synthetic sample, not "
+                            f"the {bench.title} release: pass --source RELEASE_DIR, or --sample to publish the sample "
+                            "(its card then says so on its first line)")
+    if sample and not is_sample_source(bench, src):
+        raise SciprobeError("--sample publishes the bundled sample; it does not go with --source")
     build_benchmark(bench, src, Path(out), overwrite=True)
     return Path(out)
 
@@ -113,7 +127,23 @@ def stage_space(out: Path) -> Path:
     return out
 
 
-def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, source: Path | None = None) -> list[Artifact]:
+def _dataset_benchmarks(benchmark: str | None, source: Path | None, sample: bool) -> list[str]:
+    """The benchmarks ``publish all`` stages datasets of: ``benchmark`` (from ``source``, or its sample with
+    ``sample``), or with ``sample`` alone every benchmark that has a bundled sample."""
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+
+    if benchmark:
+        return [benchmark]
+    if source is not None:
+        raise SciprobeError("--source is one benchmark's release files: name it with --benchmark")
+    if not sample:
+        raise SciprobeError("publish all needs the datasets' release files: --benchmark NAME --source RELEASE_DIR; "
+                            "or --sample to publish every benchmark's bundled synthetic sample, labelled as such")
+    return [b for b in benchmark_names() if get_benchmark(b).sample_source is not None]
+
+
+def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, source: Path | None = None,
+         sample: bool = False) -> list[Artifact]:
     """Stage the folders of ``kind`` under ``out`` and say where each would be uploaded."""
     from sciprobe.benchmarks import benchmark_names
 
@@ -124,9 +154,9 @@ def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, so
         owner = repo_id.strip("/")
         if not owner or "/" in owner:
             raise SciprobeError("publish all takes an owner namespace (e.g. sciprobe), not owner/name")
-        benches = [benchmark] if benchmark else ["idrbench"]
         artifacts = [Artifact("dataset", f"{owner}/{b}", "dataset",
-                              stage_dataset(out / "datasets" / b, b, source)) for b in benches]
+                              stage_dataset(out / "datasets" / b, b, source, sample=sample), b)
+                     for b in _dataset_benchmarks(benchmark, source, sample)]
         artifacts += [Artifact("metric", f"{owner}/{m}", "space", stage_metric(out / "metrics" / m, m))
                       for m in metric_names()]
         artifacts.append(Artifact("space", f"{owner}/{SPACE_NAME}", "space", stage_space(out / "space")))
@@ -134,8 +164,11 @@ def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, so
     check_repo_id(repo_id)
     name = repo_id.split("/")[1]
     if kind == "dataset":
-        bench = benchmark or (name if name in benchmark_names() else "idrbench")
-        return [Artifact(kind, repo_id, "dataset", stage_dataset(out, bench, source))]
+        bench = benchmark or (name if name in benchmark_names() else None)
+        if bench is None:
+            raise SciprobeError(f"which benchmark is {repo_id}? pass --benchmark NAME (the repo name {name!r} is not "
+                                f"one of: {', '.join(benchmark_names())})")
+        return [Artifact(kind, repo_id, "dataset", stage_dataset(out, bench, source, sample=sample), bench)]
     if kind == "metric":
         return [Artifact(kind, repo_id, "space", stage_metric(out, name))]
     return [Artifact(kind, repo_id, "space", stage_space(out))]
@@ -143,7 +176,7 @@ def plan(kind: str, repo_id: str, out: Path, *, benchmark: str | None = None, so
 
 def publish(kind: str, repo_id: str, dry_run: bool = True, out: Path | str | None = None, *,
             benchmark: str | None = None, source: Path | str | None = None, api: HubApi | None = None,
-            token: str | None = None) -> list[Artifact]:
+            token: str | None = None, sample: bool = False) -> list[Artifact]:
     """Stage ``kind`` (dataset | metric | space | all) and, unless ``dry_run``, upload it with ``upload_folder``.
 
     Dry runs need ``out`` (the folder to write); real runs stage into a temporary folder unless ``out`` is given.
@@ -151,14 +184,15 @@ def publish(kind: str, repo_id: str, dry_run: bool = True, out: Path | str | Non
     if dry_run and out is None:
         raise SciprobeError("--dry-run needs --out DIR (the folder that would be uploaded)")
     if dry_run:
-        return plan(kind, repo_id, Path(out), benchmark=benchmark, source=Path(source) if source else None)
+        return plan(kind, repo_id, Path(out), benchmark=benchmark, source=Path(source) if source else None,
+                    sample=sample)
     if api is None:
         from sciprobe.leaderboard.hub_api import HfHubApi
 
         api = HfHubApi(token=token)
     with tempfile.TemporaryDirectory(prefix="sciprobe-publish-") as tmp:
         artifacts = plan(kind, repo_id, Path(out) if out else Path(tmp) / "stage", benchmark=benchmark,
-                         source=Path(source) if source else None)
+                         source=Path(source) if source else None, sample=sample)
         for artifact in artifacts:
             api.upload_folder(artifact.repo_id, artifact.folder, artifact.repo_type,
                               f"Publish {artifact.kind} with sciprobe publish")

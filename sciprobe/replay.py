@@ -12,8 +12,10 @@ It has no ``spec``: runners that look at the model spec (``getattr(client, "spec
 Rules, per request (keyed by :attr:`sciprobe.llm.types.Request.item_id`, the item's id):
 
 - the submitted raw ``response`` text comes back as a successful :class:`Completion` (never "cached", no tokens);
-- an item without a prediction -> a failed completion ``"no prediction for item X"``; a ``null`` response -> a
-  failed completion ``"empty prediction (null) for item X"`` (the runner records and counts both as failures);
+- an item without a prediction -> a failed completion ``"no prediction for item X"`` (a call that got no answer:
+  ``sciprobe score`` refuses such files unless ``--partial``, which leaves those items out before the runner
+  asks); a ``null`` response -> an *empty* completion ``"empty prediction (null) for item X"``
+  (``Completion.empty``: the model answered nothing, scored as an unparsable answer);
 - a request without an item id, or a second request for an item with *different* messages (an agent's second
   turn) -> :class:`~sciprobe.errors.SciprobeError`: the predictions file holds one answer per item, so such a
   task cannot be scored from it. The same messages asked again get the same answer.
@@ -78,7 +80,7 @@ class ReplayClient:
                                         request_hash=request_hash, model=self.model_id)
             elif self.responses[item] is None:
                 completion = Completion(None, f"empty prediction (null) for item {item}", attempts=0,
-                                        request_hash=request_hash, model=self.model_id)
+                                        request_hash=request_hash, model=self.model_id, empty=True)
             else:
                 completion = Completion(str(self.responses[item]), attempts=0, request_hash=request_hash,
                                         model=self.model_id)

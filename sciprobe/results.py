@@ -38,8 +38,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def atomic_write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+def atomic_write_json(path: Path, obj: Any, *, compact_lists: bool = False) -> None:
+    """``obj`` as indented JSON; ``compact_lists`` puts every list of plain values on one line (per-item columns
+    would otherwise take a line per item)."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    if compact_lists:
+        text = _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+_SCALAR = r'(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|NaN|-?Infinity|"(?:[^"\\\n]|\\.)*")'
+_SCALAR_LIST = re.compile(r"\[\n\s*(" + _SCALAR + r"(?:,\n\s*" + _SCALAR + r")*)\n\s*\]")
 
 
 def _details_table(records: list[dict[str, Any]]):
@@ -84,18 +93,33 @@ class TaskResult:
     provenance: dict[str, Any]
     headline: str = ""
     default_mode: str = "official"
+    # confidence intervals, breakdowns and the per-item table (sciprobe.analysis.analyse); None: not analysed
+    analysis: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:
         return f"{self.task}|{self.num_fewshot}"
 
+    def score_dicts(self) -> dict[str, dict[str, Any]]:
+        """``{mode: ScoreReport.as_dict()}`` with the mode's ``ci`` and ``breakdowns`` from the analysis."""
+        modes = (self.analysis or {}).get("modes", {})
+        out = {}
+        for mode, report in self.scores.items():
+            entry = report.as_dict()
+            if mode in modes:
+                entry["ci"] = modes[mode]["ci"]
+                entry["breakdowns"] = modes[mode]["breakdowns"]
+            out[mode] = entry
+        return out
+
     def flat_metrics(self) -> dict[str, Any]:
-        return flat_scores({mode: report.as_dict() for mode, report in self.scores.items()}, self.default_mode)
+        return flat_scores(self.score_dicts(), self.default_mode)
 
 
 def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[str, Any]:
     """lighteval-style flat numbers from ``{mode: ScoreReport.as_dict()}``: the default mode's keys bare, other
-    modes as ``key:mode``; numbers (and None) and coverage only."""
+    modes as ``key:mode``; numbers (and None), coverage and the headline's interval (``<metric>_ci_low`` /
+    ``<metric>_ci_high``) only."""
     out: dict[str, Any] = {}
     for mode, report in scores.items():
         suffix = "" if mode == default_mode else f":{mode}"
@@ -104,6 +128,9 @@ def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[st
                 continue
             if key == "coverage":
                 out.update({ck + suffix: cv for ck, cv in value.items()})
+            elif key == "ci" and isinstance(value, dict) and value.get("metric"):
+                out[f"{value['metric']}_ci_low{suffix}"] = value.get("low")
+                out[f"{value['metric']}_ci_high{suffix}"] = value.get("high")
             elif isinstance(value, (int, float)) or value is None:
                 out[key + suffix] = value
     return out
@@ -129,7 +156,10 @@ class RunInfo:
     usage: dict[str, Any] = field(default_factory=dict)
     param_adjustments: list[str] = field(default_factory=list)
     ledger: dict[str, Any] = field(default_factory=dict)       # the run's calls/cost and caps (sciprobe.llm.ledger)
-    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run
+    incomplete: dict[str, Any] | None = None                  # set when a cap stopped the run or calls failed
+    partial: dict[str, Any] | None = None                     # {"n_predicted", "n_items"}: score --partial
+    # set for a run of a reference baseline (`sciprobe baselines`): {"name", "description"}
+    reference_baseline: dict[str, Any] | None = None
     # the clock that stamps the run (start, end); tests inject a fixed one so no output depends on today
     clock: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc), repr=False)
     start: dt.datetime | None = None
@@ -137,6 +167,15 @@ class RunInfo:
     def __post_init__(self) -> None:
         if self.start is None:
             self.start = self.clock()
+
+
+def _task_entry(task: TaskResult, details: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"scores": task.score_dicts(), "provenance": task.provenance, "details": details}
+    if task.analysis is not None:
+        entry["items"] = task.analysis.get("items")
+        if task.analysis.get("notes"):
+            entry["analysis_notes"] = task.analysis["notes"]
+    return entry
 
 
 def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
@@ -173,10 +212,11 @@ def write_run(out_dir: Path, run: RunInfo, tasks: list[TaskResult]) -> Path:
             "param_adjustments": run.param_adjustments,
             "ledger": run.ledger,
             "incomplete": run.incomplete,
-            "tasks": {t.key: {"scores": {m: s.as_dict() for m, s in t.scores.items()},
-                              "provenance": t.provenance, "details": detail_files[t.key]} for t in tasks},
+            "partial": run.partial,
+            "reference_baseline": run.reference_baseline,
+            "tasks": {t.key: _task_entry(t, detail_files[t.key]) for t in tasks},
         },
     }
     path = Path(out_dir) / "results" / slug / f"results_{stamp}.json"
-    atomic_write_json(path, results)
+    atomic_write_json(path, results, compact_lists=True)
     return path

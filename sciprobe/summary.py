@@ -1,10 +1,18 @@
-"""The table the CLI prints after a run: headline metric, mode and coverage per task."""
+"""The table the CLI prints after a run: headline metric, its 95% bootstrap interval, mode and coverage per task."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 from sciprobe.results import TaskResult
+
+
+def _interval(result: TaskResult, mode: str) -> str:
+    """The headline's 95% bootstrap interval (``sciprobe.analysis``), or n/a."""
+    ci = ((result.analysis or {}).get("modes", {}).get(mode) or {}).get("ci") or {}
+    if ci.get("low") is None or ci.get("high") is None:
+        return "n/a"
+    return f"[{ci['low']:.3f}, {ci['high']:.3f}]"
 
 
 def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
@@ -14,13 +22,29 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
             value = report.values.get(result.headline)
             cov = report.coverage
             rows.append({
-                # a task a --max-calls/--max-cost cap cut short says so next to its score
-                "task": result.key + (" (INCOMPLETE)" if result.provenance.get("incomplete") else ""), "mode": mode, "metric": result.headline,
+                # an incomplete task (a cap cut it short, calls got no answer) or a partial score says so
+                "task": result.key + status_label(result.provenance), "mode": mode, "metric": result.headline,
                 "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
+                "95% CI": _interval(result, mode),
                 "scored": f"{cov.n_scored}/{cov.n_items}",
                 "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",
             })
     return rows
+
+
+def status_label(provenance: dict) -> str:
+    """`` (INCOMPLETE)`` (`` (INCOMPLETE: 3/3 no answer)`` when calls failed; the score then stands on the answered
+    items only), `` (PARTIAL 10/1120)`` or nothing for a complete result (sciprobe.evidence)."""
+    from sciprobe.evidence import INCOMPLETE, PARTIAL, result_status
+
+    status = result_status(provenance)
+    if status == INCOMPLETE:
+        failures = provenance.get("call_failures") or {}
+        return f" (INCOMPLETE: {failures['n']}/{failures['n_items']} no answer)" if failures else " (INCOMPLETE)"
+    if status == PARTIAL:
+        partial = provenance.get("partial") or {}
+        return f" (PARTIAL {partial.get('n_predicted', '?')}/{partial.get('n_items', '?')})"
+    return ""
 
 
 def format_table(rows: list[dict[str, str]]) -> str:

@@ -5,11 +5,13 @@ the dataset fingerprint results record. Every row carries ``id`` (copied from th
 from __future__ import annotations
 
 import datetime as dt
+import glob
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sciprobe.build import BUILD_INFO_FILE, build_benchmark, dataset_fingerprint
+from sciprobe.build import (BUILD_INFO_FILE, build_benchmark, check_unique_column, dataset_fingerprint,
+                            read_build_info)
 from sciprobe.cutoffs import CutoffReport, filter_dataset
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
@@ -26,34 +28,90 @@ def sample_dataset_dir(benchmark: Benchmark) -> Path:
     return out
 
 
+def _local_data_files(root: Path, config: str) -> dict[str, list[str]] | None:
+    """The Parquet files of ``config`` declared in a built folder's README, as glob-escaped patterns (a folder
+    named ``a[1]`` is not a character class); None when the README does not declare the config."""
+    readme = root / "README.md"
+    if not readme.is_file():
+        return None
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    declared = MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data).get(config)
+    if not declared or not isinstance(declared.get("data_files"), list):
+        return None
+    files: dict[str, list[str]] = {}
+    for entry in declared["data_files"]:
+        paths = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
+        files.setdefault(entry["split"], []).extend(f"{glob.escape(str(root))}/{p}" for p in paths)
+    return files
+
+
+def _load(target: str, config: str, local: bool, revision: str | None) -> Any:
+    import datasets
+
+    data_files = _local_data_files(Path(target), config) if local else None
+    if data_files is not None:
+        return datasets.load_dataset("parquet", data_files=data_files)
+    if local and glob.has_magic(target):
+        raise SciprobeError(f"{target} declares no config {config!r} in its README.md (a folder whose name holds "
+                            "glob characters must be a sciprobe build)")
+    return datasets.load_dataset(target, config, revision=None if local else revision)
+
+
 @dataclass
 class TaskData:
     rows: list[dict[str, Any]]
     fewshot: list[dict[str, Any]]
     fingerprint: str
-    source: str
+    source: str            # what results record as the dataset: a hub id, ``sample:<bench>`` or ``folder:<name>``
     cutoff: dict[str, Any]
+    revision: str | None = None  # the hub revision loaded (None: local files)
+
+
+def split_revision(data: str, revision: str | None = None) -> tuple[str, str | None]:
+    """``owner/name@rev`` -> (``owner/name``, ``rev``) for a hub id that is not a local folder; ``revision``
+    given explicitly wins. Anything else comes back as is."""
+    if "@" in data and not Path(data).exists():
+        repo, _, pinned = data.rpartition("@")
+        if "/" in repo and pinned:
+            return repo, revision or pinned
+    return data, revision
+
+
+def dataset_label(benchmark: Benchmark, location: Path | str, local: bool) -> str:
+    """How results name the dataset, never by a local path (results files are shared, published and shown):
+    a hub id as is, the bundled sample as ``sample:<bench>``, another folder as ``folder:<its name>``."""
+    if not local:
+        return str(location)
+    if read_build_info(Path(location)).get("sample"):
+        return f"sample:{benchmark.name}"
+    return f"folder:{Path(location).resolve().name}"
 
 
 def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cutoff: dt.date | None = None,
                    cutoff_source: str = "none", limit: int | None = None, revision: str | None = None) -> TaskData:
-    """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited."""
-    import datasets
-
+    """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited. ``data`` is a
+    built folder or a hub id, optionally pinned as ``owner/name@revision``."""
+    if data:
+        data, revision = split_revision(data, revision)
     location = Path(data) if data else sample_dataset_dir(benchmark)
     local = location.exists()
     if data and not local and "/" not in data:
         raise SciprobeError(f"dataset {data!r} is neither a folder nor a hub id (owner/name)")
     target = str(location) if local else data
     try:
-        dd = datasets.load_dataset(target, task.config, revision=None if local else revision)
+        dd = _load(target, task.config, local, revision)
     except ValueError as exc:
         raise SciprobeError(f"cannot load config {task.config!r} from {target}: {str(exc).splitlines()[0]}") from None
     if "test" not in dd:
         raise SciprobeError(f"{target} config {task.config!r} has no test split")
     test = dd["test"]
-    kept = filter_dataset(test, cutoff)
+    check_unique_column(test, benchmark.config(task.config).id_field, f"{target} config {task.config!r}")
+    kept = filter_dataset(test, cutoff, f"{target} config {task.config!r}")
     report = CutoffReport(cutoff.isoformat() if cutoff else None, cutoff_source, len(test), len(kept)).as_dict()
+    if len(test) == 0:
+        raise SciprobeError(f"{target} config {task.config!r} has no items in its test split")
     if len(kept) == 0:
         raise SciprobeError(f"cutoff {report['cutoff']} leaves no items in {benchmark.name}:{task.config}")
     if limit is not None:
@@ -68,4 +126,5 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     if id_field != "id":  # every row a runner gets is identified by ``id`` (the config's own id field's value)
         for row in rows:
             row.setdefault("id", str(row[id_field]))
-    return TaskData(rows, fewshot, fingerprint, target, report)
+    return TaskData(rows, fewshot, fingerprint, dataset_label(benchmark, location, local), report,
+                    None if local else revision)

@@ -1,6 +1,6 @@
-"""``sciprobe tasks``: every registered task with its metric, modes, kind, whether it needs a judge, what a
-predictions file holds for it, and its default data (like ``lighteval tasks list``). Read from the declarations
-only: nothing is built or loaded."""
+"""``sciprobe tasks``: every registered task with its metric, modes, kind, whether it needs a judge, its prompt
+sets (``--prompts``), what a predictions file holds for it, and its default data (like ``lighteval tasks list``).
+Read from the declarations only: nothing is built or loaded."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
                 "modes": list(task.modes), "kind": runner.kind, "judge": runner.judge,
                 "predictions": None if runner.replay_refusal else list(runner.prediction_fields(task)),
                 "data": "bundled sample" if benchmark.sample_source else "--data DIR (no bundled sample)",
+                "prompt_sets": ["sciprobe", "upstream"] if task.upstream_prompt else ["sciprobe"],
                 "description": task.description,
             })
     return rows
@@ -32,6 +33,6 @@ def format_tasks(rows: Sequence[dict[str, Any]]) -> str:
 
     return format_table([{
         "task": r["task"], "metric": f"{r['metric']}:{r['headline']}", "modes": ",".join(r["modes"]),
-        "kind": r["kind"], "judge": r["judge"],
+        "kind": r["kind"], "judge": r["judge"], "prompts": ",".join(r["prompt_sets"]),
         "predictions file": ",".join(r["predictions"]) if r["predictions"] else "no (run it with evaluate)",
         "data": r["data"]} for r in rows])

@@ -7,6 +7,7 @@ one-call-per-item runner. :func:`sciprobe.evaluation.evaluate` runs a whole requ
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from sciprobe.errors import SciprobeError
 from sciprobe.results import TaskResult
 from sciprobe.scoring.report import ScoreReport
 from sciprobe.task_data import TaskData, load_task_data
+from sciprobe.upstream import PromptSet, prompt_set_for
 
 
 @dataclass
@@ -45,6 +47,11 @@ class EvaluationRequest:
     # where sandboxed runs and the bundled model's generation happen: "local", "ray", "ray://HOST:PORT"
     # (sciprobe.executors); results are the same whichever
     executor: str = "local"
+    # "sciprobe" (our own wording) or "upstream" (the pinned upstream templates, fetched at run time; per task:
+    # per_task[ref]["prompts"]); upstream_dir: a local copy of the upstream files (offline)
+    prompts: str = "sciprobe"
+    upstream_dir: Path | None = None
+    items: frozenset[str] | None = None  # only these item ids (``sciprobe score --partial``); None: every item
 
     def __post_init__(self) -> None:
         from sciprobe.executors import check_executor_name
@@ -91,6 +98,12 @@ class RunContext:
     judge_factory: Callable[[str], Any] | None = None  # set by the planner (sciprobe.plan)
     dry_run: bool = False  # planning: runners skip work that costs no model call (code execution)
     judge_log: list[str] | None = None  # every judge model a runner built (the run's judge_ids)
+    prompts: PromptSet = field(default_factory=PromptSet)  # the prompt set the task runs with
+
+    def prompt(self, key: str, ours: Callable[..., Any]) -> Callable[..., Any]:
+        """A prompt builder of this run: ``ours`` (sciprobe's wording), or the upstream set's builder ``key``.
+        ``build_messages`` is already the task's own (:func:`run_task` puts the upstream one on the task)."""
+        return self.prompts.builder(key, ours)
 
     @property
     def executor(self) -> Any:
@@ -155,11 +168,30 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
         raise SciprobeError(f"task {ref} has no mode {unknown[0]!r}; modes: {', '.join(task.modes)}")
     data = load_task_data(benchmark, task, request.data, cutoff=request.cutoff, cutoff_source=request.cutoff_source,
                           limit=limit, revision=request.revision)
+    prompts = prompt_set_for(benchmark, task, override.get("prompts", request.prompts),
+                             local_dir=override.get("upstream_dir", request.upstream_dir))
+    if prompts.builders and "build_messages" in prompts.builders:
+        task = dataclasses.replace(task, build_messages=prompts.builders["build_messages"])
     params = {**task.generation, **request.generation}
+    if request.items is not None:  # a partial score: only the items a predictions file has
+        data.rows = [r for r in data.rows if str(r["id"]) in request.items]
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
-            "dataset_fingerprint": data.fingerprint, "dataset_revision": request.revision,
-            "prompt_version": benchmark.prompt_version, "model_id": client.model_id,
+            "dataset_fingerprint": data.fingerprint, "dataset_revision": data.revision,
+            "prompt_version": (f"upstream:{benchmark.upstream.label}" if prompts.provenance and benchmark.upstream
+                               else benchmark.prompt_version),
+            **prompts.record(), "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": limit, "executor": request.executor}
-    return runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
-                                          dry_run, judge_log))
+    if prompts.warnings:
+        base["prompt_warnings"] = list(prompts.warnings)
+    results = runner_of(task).run(RunContext(ref, task, data, request, client, params, modes, base, judge_factory,
+                                             dry_run, judge_log, prompts))
+    from sciprobe.evidence import leave_out_call_failures
+
+    for result in results:  # a call that got no answer is never scored as a wrong answer, in any mode
+        leave_out_call_failures(task, result)
+    if not dry_run:
+        from sciprobe.analysis import finish_results
+
+        finish_results(benchmark, task, data.rows, results)
+    return results

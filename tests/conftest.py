@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_IDRBENCH = REPO.parent / "shared" / "data" / "idrbench" / "data"
+# ../shared next to the repository; a git worktree elsewhere names it with SCIPROBE_SHARED_DIR
+SHARED_IDRBENCH = Path(os.environ.get("SCIPROBE_SHARED_DIR") or REPO.parent / "shared") / "data" / "idrbench" / "data"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

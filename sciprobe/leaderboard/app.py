@@ -14,7 +14,10 @@ Environment:
                                       is set) or ``local`` (a user-name field; default elsewhere)
   ``SCIPROBE_LEADERBOARD_RATE_LIMIT`` ``N/SECONDS`` submissions per user (default ``10/86400``)
   ``SCIPROBE_LEADERBOARD_MAX_BYTES``  upload size limit (default 20 MB)
-  ``SCIPROBE_LEADERBOARD_DATA``       ``bench=DIR_OR_HUB_ID,...`` (default: the bundled samples)
+  ``SCIPROBE_LEADERBOARD_DATA``       ``bench=OWNER/NAME@REVISION,...``: the pinned dataset per benchmark (a built
+                                      folder also works); a benchmark it does not name is scored against its
+                                      bundled sample, a *demo*, which every tab then says
+                                      (:mod:`~sciprobe.leaderboard.pins`)
 """
 
 import datetime as dt
@@ -43,6 +46,7 @@ from sciprobe.leaderboard.validation import (
 CSS = """
 .sp-title h1 { margin-bottom: 0.2em; }
 .sp-note { font-size: 0.92em; opacity: 0.85; }
+.sp-demo { border-left: 4px solid #d97706; padding: 0.2em 0.8em; background: rgba(217, 119, 6, 0.08); }
 #sp-status { min-height: 2.5em; }
 /* Pinned Model column. gradio 6.31's Dataframe passes pinned_columns to TanStack's columnPinning state (column
    order only) and sets meta.isPinned, but nothing in its renderer reads either: no cell is made sticky, in any
@@ -59,16 +63,29 @@ CSS = """
 ABOUT = """
 ### How the leaderboard works
 * **Scored here, never trusted:** an upload is a predictions JSONL for one task (`{"id", "response"}` raw model
-  text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`). The
-  Space validates it strictly and scores it with `sciprobe score` (`sciprobe.scoring_cli.score_file`).
+  text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`), or the
+  details `.parquet` that `lighteval --save-details` wrote for a run of sciprobe's task cards (its answers are
+  rescored; its golds must be this leaderboard's data). The Space validates it strictly and scores it with
+  `sciprobe score` (`sciprobe.scoring_cli.score_file`) against the pinned dataset of the benchmark.
+* **Complete results only:** a submission has one line per test item (null for no answer): a *missing* prediction
+  is not a wrong answer, and a *partial* file is refused. Runs whose calls got no answer, or that a budget cut
+  short, are *incomplete* and never imported. Only *complete* results are shown and ranked.
+* **Ranked by a mode that cannot be gamed:** by default (mode *ranked*) each task is ranked by its headline in a
+  mode that scores every item — an unparsable or null answer counts against the score instead of being dropped —
+  so leaving hard items unanswered cannot raise a rank: IDRBench classification and SciTaste in *strict*, I2R and
+  PreScience contribution generation in *corrected*, PreScience rankings in *strict*, SGI-Bench in *paper*; other
+  tasks in their first mode. Every mode stays one click away in the *Mode* filter.
 * **Rows:** one per submitter × model × benchmark version × dataset fingerprint / revision × cutoff × judge set.
   A result on another dataset revision (column *Revision*: the hub revision, or `files:<checksum>` for a local
   dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
   replaces the cell.
+  Runs with upstream's own prompts (column *Prompts*) are separate rows, listed after and never ranked with the
+  runs on sciprobe's prompts.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
-* **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` (failures are counted,
-  never silently dropped). The *Provenance* tab (or a click on a cell) shows where every number comes from.
+* **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` beside every score
+  (failures are counted, never silently dropped). The *Provenance* tab (or a click on a cell) shows where every
+  number comes from.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
   else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
   full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
@@ -94,6 +111,7 @@ class Settings:
     max_recent: int = 10
     window: dt.timedelta = dt.timedelta(days=1)
     max_bytes: int = MAX_FILE_BYTES
+    data: tuple[tuple[str, str], ...] = ()  # SCIPROBE_LEADERBOARD_DATA, checked: ((bench, location), ...)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -114,7 +132,11 @@ class Settings:
                 from None
         if max_recent < 0 or window.total_seconds() <= 0 or max_bytes <= 0:
             raise SciprobeError("SCIPROBE_LEADERBOARD_RATE_LIMIT and SCIPROBE_LEADERBOARD_MAX_BYTES must be positive")
-        return cls(auth, max_recent, window, max_bytes)
+        from sciprobe.benchmarks import benchmark_names
+        from sciprobe.leaderboard.pins import DATA_ENV, parse_data_setting
+
+        data = parse_data_setting(os.environ.get(DATA_ENV), benchmark_names())  # a bad pin fails at start
+        return cls(auth, max_recent, window, max_bytes, tuple(sorted(data.items())))
 
 
 class LeaderboardService:
@@ -126,6 +148,19 @@ class LeaderboardService:
         self.benchmarks = list(benchmarks)
         self.columns = {b: tables.task_columns([b]) for b in self.benchmarks}
         self.all_columns = [c for b in self.benchmarks for c in self.columns[b]]
+        from sciprobe.leaderboard.pins import data_pin
+
+        self.pins = {b: data_pin(b, dict(settings.data)) for b in self.benchmarks}
+
+    def demo_notice(self) -> str:
+        """What every tab of a demo Space says ('' when every benchmark is scored against pinned data)."""
+        from sciprobe.leaderboard.pins import demo_notice
+
+        return demo_notice(list(self.pins.values()))
+
+    def data_note(self, benchmark: str) -> str:
+        """Which data a benchmark's submissions are scored against (its tab and the Submit tab say it)."""
+        return f"Scored against {self.pins[benchmark].describe()}."
 
     def results(self):
         return self.store.list_results()
@@ -207,20 +242,25 @@ class LeaderboardService:
             bench = task.partition(":")[0]
             if bench not in self.benchmarks:
                 raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
-            location = lb_queue.data_for(bench)
+            location = self.pins[bench].resolve()
             sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
                                       max_bytes=self.settings.max_bytes)
-            request = lb_queue.submit(self.store, sub, user, max_recent=self.settings.max_recent,
+            request = lb_queue.submit(self.store, sub, user, data=lambda b: self.pins[b].resolve(),
+                                      max_recent=self.settings.max_recent,
                                       window=self.settings.window)
         except SciprobeError as exc:
             return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
         if request.status == "FINISHED" and request.result_id:
             result = self.store.get_result(request.result_id)
-            report = result.scores.get(result.default_mode, {})
+            from sciprobe.benchmarks import resolve_task
+
+            ranked = resolve_task(result.task)[1].ranked_mode
+            mode = ranked if ranked in result.scores else result.default_mode
+            report = result.scores.get(mode, {})
             value, cov = report.get(result.headline), report.get("coverage", {})
             shown = f"{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
             message = (f"**Scored:** {display_text(request.model_name)} on `{request.task}`: {result.headline} "
-                       f"{shown} ({result.default_mode}), coverage {cov.get('n_scored')}/{cov.get('n_items')} — "
+                       f"{shown} ({mode}, the ranked mode), coverage {cov.get('n_scored')}/{cov.get('n_items')} — "
                        f"request `{request.request_id[:8]}` FINISHED.")
         elif request.status == "FAILED":
             message = f"**Scoring failed:** {display_text(request.error or 'unknown error', 300)}"
@@ -259,9 +299,17 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
     service = LeaderboardService(store or open_store(), settings, benchmarks or loadable_benchmarks())
     tab_keys = ["overview", *service.benchmarks]
 
-    with gr.Blocks(title="sciprobe leaderboard") as demo:
-        gr.Markdown("# sciprobe leaderboard\nScience-of-science LLM benchmarks, scored server-side from submitted "
-                    "predictions. Rows never mix dataset revisions; every cell carries coverage and provenance.",
+    notice = service.demo_notice()
+
+    def demo_banner(tab: str) -> None:
+        """A demo Space says so on every tab."""
+        if notice:
+            gr.Markdown(notice, elem_classes=["sp-demo"], elem_id=f"demo-{tab}")
+
+    with gr.Blocks(title="sciprobe leaderboard" + (" (demo)" if notice else "")) as demo:
+        gr.Markdown("# sciprobe leaderboard" + (" — DEMO" if notice else "")
+                    + "\nScience-of-science LLM benchmarks, scored server-side from submitted predictions. Rows "
+                    "never mix dataset revisions; every cell carries coverage and provenance.",
                     elem_classes=["sp-title"])
         with gr.Row():
             refresh_button = gr.Button("Refresh", size="sm", variant="secondary", scale=0, min_width=120)
@@ -273,10 +321,12 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 title = "Overview" if key == "overview" else get_benchmark(key).title
                 columns = service.all_columns if key == "overview" else service.columns[key]
                 with gr.Tab(title, id=f"tab-{key}"):
+                    demo_banner(key)
                     if key != "overview":
                         bench = get_benchmark(key)
-                        gr.Markdown(f"**{bench.title} v{bench.version}** — {display_text(bench.description, 800)}",
-                                    elem_classes=["sp-note"])
+                        gr.Markdown(f"**{bench.title} v{bench.version}** — {display_text(bench.description, 800)} "
+                                    f"{service.data_note(key)}", elem_classes=["sp-note"], elem_id=f"about-{key}")
+                    gr.Markdown(tables.ranking_note(columns), elem_classes=["sp-note"], elem_id=f"ranking-{key}")
                     with gr.Row():
                         mode = gr.Dropdown(tables.mode_choices(columns), value=tables.DEFAULT_MODE, label="Mode",
                                            scale=1, min_width=140)
@@ -322,6 +372,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     table.select(on_select, inputs=table, outputs=[selected, acc], api_name=f"select_{key}")
 
             with gr.Tab("Provenance", id="tab-provenance"):
+                demo_banner("provenance")
                 gr.Markdown("Choose a leaderboard row (and optionally one task) to see how its numbers were made.",
                             elem_classes=["sp-note"])
                 with gr.Row():
@@ -332,6 +383,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 show.click(service.provenance, inputs=[row_box, task_box], outputs=provenance, api_name="provenance")
 
             with gr.Tab("Judge agreement", id="tab-agreement"):
+                demo_banner("agreement")
                 gr.Markdown("Where several judges scored the same items (SGI-Bench idea-generation panel, PreScience "
                             "LACER with several judges), how far they agree item by item: Pearson / Spearman "
                             "correlation of their per-item scores, mean absolute difference and, for pairwise "
@@ -348,6 +400,10 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                                  api_name="agreement")
 
             with gr.Tab("Submit", id="tab-submit"):
+                demo_banner("submit")
+                gr.Markdown(" ".join(f"{get_benchmark(b).title}: {service.data_note(b)}" for b in service.benchmarks)
+                            + " A submission has one line per test item of that dataset (null for no answer).",
+                            elem_classes=["sp-note"], elem_id="submit-data")
                 if settings.auth == "oauth":
                     gr.LoginButton()
                     user_box = None
@@ -371,8 +427,9 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     with gr.Column(scale=1):
                         task_in = gr.Dropdown(service.task_choices(), value=(service.task_choices() or [None])[0],
                                               label="Task", elem_id="task")
-                        file_in = gr.File(label="Predictions (JSONL, one line per test item)",
-                                          file_types=[".jsonl", ".json"], type="filepath", elem_id="predictions")
+                        file_in = gr.File(label="Predictions (JSONL, one line per test item) or a lighteval details "
+                                                "file (.parquet)", file_types=[".jsonl", ".json", ".parquet"],
+                                          type="filepath", elem_id="predictions")
                     with gr.Column(scale=1):
                         name_in = gr.Textbox(label="Model name", placeholder="owner/model", elem_id="model-name")
                         with gr.Row():
@@ -402,10 +459,12 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                                                        api_name="submit")
 
             with gr.Tab("Queue", id="tab-queue"):
+                demo_banner("queue")
                 queue_table = gr.Dataframe(service.queue_frame(), interactive=False, show_search="search",
                                            max_height=420, label="Requests (newest first)", elem_id="queue")
 
             with gr.Tab("About", id="tab-about"):
+                demo_banner("about")
                 gr.Markdown(ABOUT)
 
         def refresh_all(selected_panel: str | None = None):

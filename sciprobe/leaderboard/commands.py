@@ -107,16 +107,24 @@ def configure_publish_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo_id", metavar="REPO_ID", help="owner/name (owner only for `all`)")
     parser.add_argument("--dry-run", action="store_true", help="write the folder that would be uploaded; no network")
     parser.add_argument("--out", help="where to write the staged folder (required with --dry-run)")
-    parser.add_argument("--benchmark", help="benchmark for `dataset` (default: the repo name if registered, else idrbench)")
-    parser.add_argument("--source", help="release files to build the dataset from (default: the bundled sample)")
+    parser.add_argument("--benchmark", help="benchmark of `dataset` (default: the repo name when it is a registered "
+                                            "benchmark); with `all`: the one benchmark whose --source is given")
+    parser.add_argument("--source", help="the benchmark's release files to build the dataset from")
+    parser.add_argument("--sample", action="store_true",
+                        help="publish the bundled synthetic sample instead of a release (refused otherwise); the "
+                             "card's first line says it is a sample")
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from sciprobe.publish import publish
 
     artifacts = publish(args.kind, args.repo_id, dry_run=args.dry_run, out=args.out, benchmark=args.benchmark,
-                        source=args.source, token=os.environ.get("HF_TOKEN"))
+                        source=args.source, token=os.environ.get("HF_TOKEN"), sample=getattr(args, "sample", False))
     verb = "staged" if args.dry_run else "uploaded"
     for artifact in artifacts:
         print(f"{verb} {artifact.kind:7s} {artifact.repo_type}:{artifact.repo_id}  <- {artifact.folder}")
+    datasets = [a for a in artifacts if a.kind == "dataset"]
+    if datasets and not getattr(args, "sample", False):  # what the Space must be told to score against
+        pins = ",".join(f"{a.benchmark}={a.repo_id}@REVISION" for a in datasets)
+        print(f"pin the leaderboard to them: SCIPROBE_LEADERBOARD_DATA={pins} (REVISION: the commit uploaded)")
     return 0

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import COMPLETE, result_status
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
-from sciprobe.leaderboard.records import ResultRecord
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import sanitize_text
 from sciprobe.numbers import count
@@ -60,7 +61,7 @@ def _text(value: Any, what: str, limit: int = MAX_NAME_CHARS) -> str:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    """The parsed file, or one line saying why it is not a sciprobe results file."""
+    """The parsed file (a sciprobe or a lighteval results file), or one line saying why it is neither."""
     try:
         size = path.stat().st_size
         if size > MAX_RESULTS_BYTES:
@@ -82,8 +83,12 @@ def _load(path: Path) -> dict[str, Any]:
         raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
     except OSError as exc:
         raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    if is_lighteval_results(data):
+        return data
     if not isinstance(data, dict) or not isinstance(data.get("sciprobe"), dict):
-        raise SciprobeError("not a sciprobe results file (no \"sciprobe\" block)")
+        raise SciprobeError("neither a sciprobe results file (no \"sciprobe\" block) nor lighteval's")
     block = data["sciprobe"]
     _text(block.get("model_id"), "sciprobe.model_id")
     if not isinstance(block.get("tasks"), dict):
@@ -137,11 +142,21 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
 
     Raises :class:`SciprobeError` (one line) when the file is not a sciprobe results file. A task whose entry is
     malformed or whose numbers are out of its metric's range is refused through ``warn`` and left out; the other
-    tasks import. A task that a ``--max-calls``/``--max-cost`` cap cut short (``provenance.incomplete``) is left
-    out too: its score covers an arbitrary prefix of the items and must not rank next to full runs."""
+    tasks import. A task that is not complete (sciprobe.evidence: a cap cut it short or calls got no answer —
+    ``provenance.incomplete`` — or a ``--partial`` score) is left out with a ``warn`` line too: its score covers
+    only some of the items and must not rank next to full runs."""
     path = Path(path)
     try:
+        if path.suffix == ".parquet":  # a lighteval details file named on its own: rescored, then imported
+            from sciprobe.leaderboard.lighteval_import import import_details_file
+
+            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
         data = _load(path)
+        if "sciprobe" not in data:  # lighteval's own results: every task rescored from its details
+            from sciprobe.leaderboard.lighteval_import import import_lighteval_results
+
+            return import_lighteval_results(
+                path, data, lambda written: import_results_file(store, written, user, warn=warn), warn)
     except SciprobeError as exc:
         raise SciprobeError(f"{path}: {exc}") from None
     block = data["sciprobe"]
@@ -155,7 +170,11 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         except SciprobeError as exc:
             warn(f"{path}: task {sanitize_text(key, 60)!r} refused: {sanitize_text(exc, 200)}")
             continue
-        if task["provenance"].get("incomplete"):
+        status = result_status(task["provenance"])
+        if status != COMPLETE:  # its score covers only some items: it must not rank next to full runs
+            why = task["provenance"].get("incomplete") or task["provenance"].get("partial") or ""
+            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: {status} result "
+                 f"({sanitize_text(why, 160)}); only complete results are ranked")
             continue
         entry = merged.setdefault(ref, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
                                         "headline": ""})
@@ -183,13 +202,15 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
             cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
             judge_ids=list(block.get("judge_ids") or []), model_family=_family(model_id),
-            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source)
+            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         ids.append(store.add_result(record))
     return ids
 
 
 def results_files(location: Path) -> list[Path]:
-    """``location`` itself when it is a file, else every ``results_*.json`` below it."""
+    """``location`` itself when it is a file (a results JSON, or a lighteval details ``.parquet``), else every
+    ``results_*.json`` below it (sciprobe's, or lighteval's, which bring their details along)."""
     location = Path(location)
     return [location] if location.is_file() else sorted(location.rglob("results_*.json"))
 

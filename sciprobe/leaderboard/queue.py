@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import (
+    DEFAULT_PROMPT_SET,
     FAILED,
     PENDING,
     ResultRecord,
@@ -45,19 +45,15 @@ DataFor = Callable[[str], str]
 
 
 def data_for(benchmark_name: str) -> str:
-    """The dataset the leaderboard scores ``benchmark_name`` against.
+    """The dataset the leaderboard scores ``benchmark_name`` against (:mod:`sciprobe.leaderboard.pins`).
 
-    ``SCIPROBE_LEADERBOARD_DATA="idrbench=/path/or/owner/name,scitaste=..."`` overrides per benchmark; the
-    default is the bundled sample, built once into ``$SCIPROBE_HOME/datasets``.
+    ``SCIPROBE_LEADERBOARD_DATA="idrbench=owner/name@revision,scitaste=..."`` pins it per benchmark (a built
+    folder is accepted too); a benchmark it does not name is scored against its bundled sample — a demo, built
+    once into ``$SCIPROBE_HOME/datasets`` and announced as such on every tab of the Space.
     """
-    for part in (os.environ.get("SCIPROBE_LEADERBOARD_DATA") or "").split(","):
-        name, sep, location = part.partition("=")
-        if sep and name.strip() == benchmark_name and location.strip():
-            return location.strip()
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.leaderboard.pins import data_pin
 
-    return str(sample_dataset_dir(get_benchmark(benchmark_name)))
+    return data_pin(benchmark_name).resolve()
 
 
 def scored_inline(task_ref: str) -> bool:
@@ -263,6 +259,12 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         preds = Path(tmp) / "predictions.jsonl"
         preds.write_bytes(store.get_predictions(request.request_id))
         location = data(request.benchmark)
+        from sciprobe.leaderboard.validation import task_target
+
+        target = task_target(request.task, location)  # the pinned data now: it must be what was validated
+        if target.dataset_fingerprint != request.dataset_fingerprint:
+            raise SciprobeError("the leaderboard dataset changed since this submission was validated (it is now "
+                                f"{target.dataset}); resubmit")
         try:
             path, results = score_file(request.task, preds, data=location, model_name=request.model_name,
                                        output_dir=Path(tmp) / "out", judge=worker.judge, ledger=worker.ledger,
@@ -272,10 +274,13 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         except FatalBackendError as exc:  # bad judge credentials / permissions: the worker's problem
             raise _Paused(f"judge unusable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         task_result = results[0]
-        incomplete = next((r.provenance["incomplete"] for r in results if r.provenance.get("incomplete")), None)
-        if incomplete:  # never a leaderboard result; the judge answers so far are in the cache
-            raise _Paused(f"worker budget spent ({incomplete}); judge answers so far are cached, a worker "
-                          "with budget resumes it")
+        from sciprobe.evidence import COMPLETE, result_status
+
+        incomplete = next((r.provenance.get("incomplete") or "incomplete" for r in results
+                           if result_status(r.provenance) != COMPLETE), None)
+        if incomplete:  # never a leaderboard result (a cap, judge calls without an answer); answers are cached
+            why = "worker budget spent" if worker.exhausted else "scoring incomplete"
+            raise _Paused(f"{why} ({incomplete}); judge answers so far are cached, a later worker resumes it")
         prov = dict(task_result.provenance)
         if prov.get("dataset_fingerprint") != request.dataset_fingerprint:
             raise SciprobeError("the leaderboard dataset changed since this submission was validated; resubmit")
@@ -284,9 +289,6 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         details_file = Path(tmp) / "out" / block["details"]
         details = details_file.read_bytes() if details_file.is_file() else None
         panel = _judge_scores(details_file)
-        from sciprobe.leaderboard.validation import task_target
-
-        target = task_target(request.task, location)
         prov.update({"predictions_sha256": request.predictions_sha256, "predictions_file": request.predictions_file,
                      "scored_by": "sciprobe.scoring_cli.score_file", "environment": written["sciprobe"]["environment"],
                      "judge_ids": written["sciprobe"]["judge_ids"], "generation_parameters":
@@ -304,7 +306,8 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
             judge_ids=list(written["sciprobe"]["judge_ids"]), model_family=request.model_family,
             model_revision=request.model_revision, model_cutoff=knowledge.cutoff,
             model_cutoff_source=knowledge.source, claimed_cutoff=knowledge.claimed,
-            min_item_date=target.min_item_date)
+            min_item_date=target.min_item_date,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
         return result, details
 
 

@@ -79,20 +79,28 @@ class SubmissionRequest:
         return _from_dict(cls, data)
 
 
+#: the prompt set of results that record none (every result before prompt sets existed)
+DEFAULT_PROMPT_SET = "sciprobe"
+
+
 def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fingerprint: str,
-            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None, *, owner: str = "") -> str:
-    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums)
-    or recorded dataset revision (hub commit) is a different row, never merged.
+            cutoff: str | None, judge_ids: list[str], dataset_revision: str | None = None, *, owner: str = "",
+            prompt_set: str = DEFAULT_PROMPT_SET) -> str:
+    """The identity of one leaderboard row. A different benchmark version, dataset fingerprint (file checksums),
+    recorded dataset revision (hub commit) or prompt set (sciprobe's / upstream's templates) is a different row,
+    never merged.
 
     The model name counts by :func:`identity_key` (case variants are one row). The owner (the submitting user,
     by :func:`identity_key`) is part of the identity: a result of one user never replaces another user's cell,
     whatever path it came by (the Space also refuses a model name another user submitted first).
-    The revision joins the key only when one is recorded."""
+    The revision and a non-default prompt set join the key only when recorded."""
     identity = [identity_key(model_name), benchmark, benchmark_version, dataset_fingerprint, cutoff, sorted(judge_ids)]
     if dataset_revision:
         identity.append(str(dataset_revision))
     if owner:
         identity.append({"owner": identity_key(owner)})
+    if prompt_set and prompt_set != DEFAULT_PROMPT_SET:
+        identity.append({"prompt_set": prompt_set})
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
@@ -151,11 +159,13 @@ class ResultRecord:
     created_time: str = field(default_factory=lambda: iso(utc_now()))
     model_cutoff_source: str | None = None   # "registry" | "claim" (None: a record from before sources)
     claimed_cutoff: str | None = None        # what the submitter claimed, kept even when the registry wins
+    prompt_set: str = DEFAULT_PROMPT_SET     # the prompts the model got: "sciprobe" or "upstream"
 
     @property
     def row_id(self) -> str:
         return row_key(self.model_name, self.benchmark, self.benchmark_version, self.dataset_fingerprint,
-                       self.cutoff, self.judge_ids, self.dataset_revision, owner=self.user)
+                       self.cutoff, self.judge_ids, self.dataset_revision, owner=self.user,
+                       prompt_set=self.prompt_set)
 
     @property
     def revision(self) -> str:

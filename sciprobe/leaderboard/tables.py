@@ -1,10 +1,15 @@
 """Leaderboard tables and plots from stored results (pure: results in, pandas / matplotlib out; no gradio).
 
-One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set) —
-results scored on a different dataset revision or benchmark version never share a row; the ``Revision`` column
-shows the hub revision (or ``files:<checksum>`` for a local dataset folder). Benchmark tables have, per task,
-the headline metric of the chosen mode and its coverage (``scored/total``); the overview has one score column per
-task and a coverage summary. Every user-supplied string is passed through :func:`~sciprobe.leaderboard.validation.display_text`.
+One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set, prompt
+set) — results scored on a different dataset revision or benchmark version never share a row; the ``Revision``
+column shows the hub revision (or ``files:<checksum>`` for a local dataset folder), ``Prompts`` the prompt set
+(sciprobe's own wording or upstream's templates): the two sets are never ranked together (sciprobe's rows first,
+then the upstream-prompt rows, each ranked on its own). Every table has, per task, the headline metric of the chosen
+mode and its coverage (``scored/total``) next to it; the overview adds a coverage sum. Only complete results are
+shown (:mod:`sciprobe.evidence`: never a partial or incomplete one). By default (:data:`DEFAULT_MODE`, shown as
+"ranked") each task is ranked by its ``TaskSpec.ranked_mode``: a mode that scores every item, so leaving hard items
+unanswered cannot raise a rank. Every user-supplied string is passed through
+:func:`~sciprobe.leaderboard.validation.display_text`.
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.leaderboard.records import ResultRecord, short_fingerprint
+from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord, short_fingerprint
 from sciprobe.leaderboard.validation import display_text
 from sciprobe.numbers import count, finite_number
 
+#: the mode value meaning "each task's ranked mode" (``TaskSpec.ranked_mode``); the dropdown labels it "ranked"
 DEFAULT_MODE = "default"
+RANKED_LABEL = "ranked"
 ROW_COLUMN = "Row"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
-IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges",
+IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges", "Prompts",
                     "Knowledge cutoff", "Contamination-free", "Submitter"]
 
 
@@ -35,12 +42,17 @@ class TaskColumn:
     headline: str         # the metric this column shows: "macro_f1"
     modes: tuple[str, ...]
     primary: bool = True  # the task's headline (carries the coverage); False: one of its extra_columns
+    ranked_mode: str = ""  # the mode the default view ranks by (TaskSpec.ranked_mode)
 
     def score_header(self, overview: bool) -> str:
         return f"{self.ref} {self.headline}" if overview else f"{self.name} {self.headline}"
 
-    def coverage_header(self) -> str:
-        return f"{self.name} coverage"
+    def coverage_header(self, overview: bool = False) -> str:
+        return f"{self.ref} coverage" if overview else f"{self.name} coverage"
+
+    def mode_for(self, mode: str) -> str:
+        """The mode a cell of this column shows for the view ``mode``."""
+        return (self.ranked_mode or self.modes[0]) if mode == DEFAULT_MODE else mode
 
 
 def task_columns(benchmarks: Sequence[str] | None = None) -> list[TaskColumn]:
@@ -50,22 +62,48 @@ def task_columns(benchmarks: Sequence[str] | None = None) -> list[TaskColumn]:
     out = []
     for bench in benchmarks or benchmark_names():
         for name, task in get_benchmark(bench).tasks.items():
-            out.append(TaskColumn(f"{bench}:{name}", name, task.headline, tuple(task.modes)))
-            out.extend(TaskColumn(f"{bench}:{name}", name, metric, tuple(task.modes), primary=False)
-                       for metric in task.extra_columns)
+            out.append(TaskColumn(f"{bench}:{name}", name, task.headline, tuple(task.modes),
+                                  ranked_mode=task.ranked_mode))
+            out.extend(TaskColumn(f"{bench}:{name}", name, metric, tuple(task.modes), primary=False,
+                                  ranked_mode=task.ranked_mode) for metric in task.extra_columns)
     return out
 
 
-def mode_choices(columns: Sequence[TaskColumn]) -> list[str]:
+def mode_choices(columns: Sequence[TaskColumn]) -> list[tuple[str, str]]:
+    """(label, value) pairs of the mode dropdown: "ranked" (each task's ranked mode), then every mode."""
     modes: list[str] = []
     for column in columns:
         modes.extend(m for m in column.modes if m not in modes)
-    return [DEFAULT_MODE, *modes]
+    return [(RANKED_LABEL, DEFAULT_MODE), *((m, m) for m in modes)]
 
 
-def _cell(result: ResultRecord, mode: str, metric: str) -> tuple[float | None, str]:
+def ranking_note(columns: Sequence[TaskColumn]) -> str:
+    """What the default view ranks by, per task (shown on every leaderboard tab)."""
+    seen: dict[str, list[str]] = {}
+    for column in columns:
+        if column.primary:
+            seen.setdefault(column.mode_for(DEFAULT_MODE), []).append(column.ref)
+    parts = [f"**{mode}** ({', '.join(refs)})" for mode, refs in seen.items()]
+    return ("Ranked by each task's headline in a mode that scores every item, so leaving hard items unanswered "
+            "cannot raise a rank: " + "; ".join(parts) + ". Only complete results are shown (no partial or "
+            "incomplete run); coverage `scored/total` is next to every score.")
+
+
+def is_complete(result: ResultRecord) -> bool:
+    """Only complete results are shown and ranked (sciprobe.evidence): a stored record that says it is partial or
+    incomplete (an older store, a hand-edited repo file) is left out."""
+    from sciprobe.evidence import COMPLETE, result_status
+
+    provenance = result.provenance if isinstance(result.provenance, dict) else {}
+    return result_status(provenance) == COMPLETE
+
+
+def _cell(result: ResultRecord, mode: str, metric: str, column: TaskColumn | None = None) -> tuple[float | None, str]:
     """The column's metric (never the result's own headline: one column, one metric) and the coverage."""
-    chosen = result.default_mode if mode == DEFAULT_MODE else mode
+    if mode == DEFAULT_MODE:
+        chosen = column.mode_for(mode) if column is not None else result.default_mode
+    else:
+        chosen = mode
     report = result.scores.get(chosen)
     if report is None:
         return None, ""
@@ -100,8 +138,10 @@ def row_label(cells: dict[str, ResultRecord]) -> str:
     first = next(iter(cells.values()))
     judges = ",".join(first.judge_ids) or "no judge"
     fingerprint = short_fingerprint(first.dataset_fingerprint)
+    prompts = "" if first.prompt_set == DEFAULT_PROMPT_SET else f" · {first.prompt_set} prompts"
     return (f"{first.model_name} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
-            f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})"))
+            f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})")
+            + prompts)
 
 
 def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], *, overview: bool = False,
@@ -112,30 +152,28 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
 
     refs = {c.ref for c in columns}
     records = []
-    for row_id, cells in group_rows(r for r in results if r.task in refs).items():
+    for row_id, cells in group_rows(r for r in results if r.task in refs and is_complete(r)).items():
         first = next(iter(cells.values()))
         record: dict[str, Any] = {
             "Model": display_text(first.model_name), "Family": display_text(first.model_family, 40),
             "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
             "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": short_fingerprint(first.dataset_fingerprint),
-            "Revision": display_text(first.revision, 40),
+            "Revision": display_text(first.revision, 40), "Prompts": first.prompt_set,
             "Knowledge cutoff": first.cutoff_label, "Contamination-free": _contamination(cells.values()),
             "Submitter": display_text(first.user, 40),
         }
         scored, total = 0, 0
         for column in columns:
             result = cells.get(column.ref)
-            value, coverage = _cell(result, mode, column.headline) if result else (None, "")
+            value, coverage = _cell(result, mode, column.headline, column) if result else (None, "")
             record[column.score_header(overview)] = value
             if not column.primary:
                 continue
-            if overview:
-                if result and coverage:
-                    n_scored, _, n_items = coverage.partition("/")
-                    scored += int(n_scored) if n_scored.isdigit() else 0
-                    total += int(n_items) if n_items.isdigit() else 0
-            else:
-                record[column.coverage_header()] = coverage
+            record[column.coverage_header(overview)] = coverage
+            if overview and result and coverage:
+                n_scored, _, n_items = coverage.partition("/")
+                scored += int(n_scored) if n_scored.isdigit() else 0
+                total += int(n_items) if n_items.isdigit() else 0
         if overview:
             record["Coverage"] = f"{scored}/{total}" if total else ""
         record[ROW_COLUMN] = row_id
@@ -143,8 +181,8 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
     headers = ["Model"]
     for column in columns:
         headers.append(column.score_header(overview))
-        if not overview and column.primary:
-            headers.append(column.coverage_header())
+        if column.primary:
+            headers.append(column.coverage_header(overview))
     headers += (["Coverage"] if overview else []) + IDENTITY_COLUMNS + [ROW_COLUMN]
     frame = pd.DataFrame(records, columns=headers)
     if families:
@@ -156,11 +194,13 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         frame = frame[frame["Model"].str.lower().str.contains(needle, regex=False)]
     score_cols = [c.score_header(overview) for c in columns]
     if not frame.empty:
-        frame = frame.sort_values(score_cols[:1] + ["Model"], ascending=[False, True], na_position="last")
+        # rows of the two prompt sets are never ranked together: sciprobe's prompts first, each set by score
+        frame = frame.assign(_prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int))
+        frame = frame.sort_values(["_prompts"] + score_cols[:1] + ["Model"], ascending=[True, False, True],
+                                  na_position="last").drop(columns="_prompts")
     # Drop task columns nobody has scored yet (keep the first), so wide benchmarks stay readable.
     unscored = [c for c in columns[1:] if frame.empty or frame[c.score_header(overview)].isna().all()]
-    drop = [c.score_header(overview) for c in unscored] + \
-        ([] if overview else [c.coverage_header() for c in unscored if c.primary])
+    drop = [c.score_header(overview) for c in unscored] + [c.coverage_header(overview) for c in unscored if c.primary]
     frame = frame.drop(columns=drop)
     return frame.reset_index(drop=True)
 
@@ -173,7 +213,7 @@ def row_provenance(results: Sequence[ResultRecord], row_id: str, task: str | Non
     """The provenance of a row (every task cell) or of one cell (``task``)."""
     from sciprobe.leaderboard.store import provenance_view
 
-    cells = group_rows(results).get(row_id)
+    cells = group_rows(r for r in results if is_complete(r)).get(row_id)
     if not cells:
         return {"error": f"no leaderboard row {row_id!r}"}
     if task:
@@ -203,10 +243,10 @@ def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], 
     plotted = 0
     for column in columns:
         points = []
-        for cells_of_row in group_rows(results).values():
+        for cells_of_row in group_rows(r for r in results if is_complete(r)).values():
             result = cells_of_row.get(column.ref)
             date = _to_date(result.model_cutoff) if result else None
-            value = _cell(result, mode, column.headline)[0] if result else None
+            value = _cell(result, mode, column.headline, column)[0] if result else None
             if date is not None and value is not None:
                 points.append((date, value, result.model_name))
         if points:
@@ -256,9 +296,11 @@ def task_bars(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mo
     x = np.arange(len(score_cols))
     width = 0.8 / max(len(frame), 1)
     for i, (_, row) in enumerate(frame.iterrows()):
-        values = [row[c] if row[c] is not None and not (isinstance(row[c], float) and math.isnan(row[c])) else 0.0
-                  for c in score_cols]
-        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=f"{row['Model']} ({row['Dataset']})")
+        # a cell with no number gets no bar (never a bar of height 0: n/a is not a score of zero)
+        cells = [(k, float(row[c])) for k, c in enumerate(score_cols)
+                 if row[c] is not None and not (isinstance(row[c], float) and math.isnan(row[c]))]
+        ax.bar([x[k] + i * width - 0.4 + width / 2 for k, _ in cells], [v for _, v in cells], width,
+               label=f"{row['Model']} ({row['Dataset']})")
     ax.set_xticks(x, [c.replace(" ", "\n", 1) for c in score_cols], fontsize=8)
     ax.set_ylabel(f"score ({mode})")
     ax.set_ylim(0, 1.05 if frame[score_cols].max(numeric_only=True).max() <= 1 else None)

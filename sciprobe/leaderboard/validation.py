@@ -3,13 +3,17 @@
 A submission is a predictions JSONL file for one task (the format of :mod:`sciprobe.predictions`) plus model
 metadata. Checks, each failing with a one-line :class:`SubmissionError` that names the file and line:
 
-* file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters);
+* file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters), or
+  ``.parquet`` for lighteval's details file of a run of sciprobe's task cards: its answers become the predictions
+  (:mod:`sciprobe.lighteval_results`) and its golds must be the pinned dataset's (else it was made on other data);
 * size: at most ``max_bytes`` (checked on disk before reading), every line at most ``max_line_bytes``;
 * encoding: UTF-8 without byte-order mark, no NUL bytes (binary files);
 * schema: one JSON object per line, no duplicate keys, only the task's fields (single-call tasks: ``id`` plus
   ``response`` *or* ``prediction``; I2R: ``id``, ``ranking``, optional ``scores``; an optional ``task`` field
   must name this task), no NaN/Infinity, bounded nesting and string lengths;
-* ids: strings, each a test id of the dataset the leaderboard scores against, no duplicates, none missing.
+* ids: strings, each a test id of the dataset the leaderboard scores against (named in the message), no
+  duplicates, none missing ("N of M items have no prediction": a missing prediction is not a wrong answer, and a
+  partial submission is never ranked).
 
 The output is a canonical JSONL (sorted ids, only known fields) — what is stored, hashed for duplicate
 detection and fed to :func:`sciprobe.scoring_cli.score_file` (which reads it with
@@ -142,8 +146,8 @@ def validate_file_name(name: Any) -> str:
     if not _FILE_NAME_RE.fullmatch(raw):
         raise SubmissionError(f"file name {_short(raw)} may only use letters, digits, spaces and . _ - "
                               "(at most 128 characters)")
-    if not raw.lower().endswith((".jsonl", ".json")):
-        raise SubmissionError(f"file name {_short(raw)} must end with .jsonl")
+    if not raw.lower().endswith((".jsonl", ".json", ".parquet")):
+        raise SubmissionError(f"file name {_short(raw)} must end with .jsonl (or .parquet: a lighteval details file)")
     return raw
 
 
@@ -163,6 +167,8 @@ class TaskTarget:
     dataset_fingerprint: str = ""
     min_item_date: str | None = None
     cutoff: str | None = None
+    dataset: str = ""                           # how the dataset is named (hub id, folder:<name>, sample:<bench>)
+    golds: Mapping[str, Any] = field(default_factory=dict)  # item id -> gold (details uploads must agree)
 
 
 @functools.lru_cache(maxsize=64)
@@ -180,9 +186,18 @@ def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget
     if kind == "ranking":
         candidates = {str(r["id"]): runner.candidates(r) or frozenset() for r in loaded.rows}
     dates = sorted(str(r["date"]) for r in loaded.rows if r.get("date"))
-    return TaskTarget(ref, benchmark.name, benchmark.version, kind, bool(task.prediction_labels),
-                      tuple(row_item_id(benchmark, task, r) for r in loaded.rows), candidates, loaded.fingerprint,
-                      dates[0] if dates else None, loaded.cutoff.get("cutoff"))
+    ids = tuple(row_item_id(benchmark, task, r) for r in loaded.rows)
+    golds = {i: task.gold(r) for i, r in zip(ids, loaded.rows)} if task.gold else {}
+    return TaskTarget(ref, benchmark.name, benchmark.version, kind, bool(task.prediction_labels), ids, candidates,
+                      loaded.fingerprint, dates[0] if dates else None, loaded.cutoff.get("cutoff"),
+                      describe_dataset(loaded.source, loaded.revision), golds)
+
+
+def describe_dataset(label: str, revision: str | None) -> str:
+    """The dataset a leaderboard scores against, for messages: ``org/idrbench@rev``, or the bundled sample."""
+    if label.startswith("sample:"):
+        return f"the bundled {label.split(':', 1)[1]} sample (a demo)"
+    return f"{label}@{revision}" if revision else label
 
 
 def task_target(ref: str, data: str | None) -> TaskTarget:
@@ -345,7 +360,8 @@ def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
             continue
         item = _check_item(_parse_line(raw, where), target, where)
         if item["id"] not in known:
-            raise SubmissionError(f"{where}: unknown id {_short(item['id'])} for {target.ref}")
+            raise SubmissionError(f"{where}: unknown id {_short(item['id'])} for {target.ref} in "
+                                  f"{target.dataset or 'the dataset this leaderboard scores against'}")
         if item["id"] in out:
             raise SubmissionError(f"{where}: duplicate id {_short(item['id'])}")
         out[item["id"]] = item
@@ -353,9 +369,44 @@ def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
         raise SubmissionError(f"{file_name} holds no predictions")
     missing = [i for i in target.ids if i not in out]
     if missing:
-        raise SubmissionError(f"{file_name}: {len(missing)} of {len(target.ids)} ids of {target.ref} are missing "
-                              f"(first: {_short(missing[0])}); submit one line per test item (null for no answer)")
+        raise SubmissionError(f"{file_name}: {len(missing)} of {len(target.ids)} items have no prediction "
+                              f"(first: {_short(missing[0])}); a partial submission is never ranked: submit one line "
+                              f"per test item of {target.ref} (null for no answer)")
     return out
+
+
+def lighteval_details_predictions(path: Path, target: TaskTarget, name: str) -> bytes:
+    """A lighteval details file of ``target``'s task as predictions JSONL (its answers as raw ``response`` text);
+    its golds must be the leaderboard dataset's: details made on other data are refused, whatever their ids."""
+    from sciprobe.lighteval_results import check_golds, predictions_bytes, read_details
+
+    try:
+        run = read_details(path)
+        if run.task.rsplit("|", 1)[0] != target.ref:
+            raise SciprobeError(f"the details are of task {_short(run.task)}, this upload is for {target.ref}")
+        check_golds(run, target.golds, target.dataset or target.ref)
+    except SciprobeError as exc:
+        raise SubmissionError(f"{name}: {sanitize_text(exc, 300)}") from None
+    if target.kind != "single":
+        raise SubmissionError(f"{name}: {target.ref} takes rankings, which lighteval details do not hold")
+    return predictions_bytes(run)
+
+
+def _refuse_lighteval_results(raw: bytes, name: str) -> None:
+    """A lighteval results JSON holds only aggregated scores, which a Space never takes from outside: say so
+    (rather than "line 1: not valid JSON")."""
+    if not raw.lstrip().startswith(b"{") or b"lighteval_sha" not in raw[:200_000]:
+        return
+    from sciprobe.lighteval_results import is_lighteval_results
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if is_lighteval_results(data):
+        raise SubmissionError(f"{name} is lighteval's results file: its scores are never taken from outside; upload "
+                              "that run's details file (details_<task>|<shots>_<date>.parquet, lighteval "
+                              "--save-details), which this Space rescores")
 
 
 def canonical_jsonl(items: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> bytes:
@@ -391,6 +442,8 @@ def validate_submission(task_ref: Any, file_path: Path | str | None, model: Mode
     if size == 0:
         raise SubmissionError(f"{name} is empty")
     target = task_target(task_ref, data)
-    items = parse_submission(path.read_bytes(), target, name, max_line_bytes=max_line_bytes)
+    raw = lighteval_details_predictions(path, target, name) if name.lower().endswith(".parquet") else path.read_bytes()
+    _refuse_lighteval_results(raw, name)
+    items = parse_submission(raw, target, name, max_line_bytes=max_line_bytes)
     canonical = canonical_jsonl(items, target.ids)
     return ValidatedSubmission(target, model, name, canonical, hashlib.sha256(canonical).hexdigest(), len(items))

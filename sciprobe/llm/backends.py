@@ -12,12 +12,12 @@ litellm is imported on first use, never at import time (it costs ~2.5 s and prob
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import gc
 import json
 import os
 import random
+import re
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -25,14 +25,19 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sciprobe.errors import SciprobeError
+from sciprobe.llm import loop as client_loop
 from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.pacing import estimate_tokens, pacer_for
+from sciprobe.llm.response_cap import capped_response_class, too_large_in
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
+from sciprobe.llm.usage import UsageReport, finite_number, read_usage, short_repr
 
 #: Phrases of provider 429s that mean "out of credit", not "too fast" (OpenAI, Azure, Anthropic wording).
 _QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "quota exceeded", "billing",
                   "credit balance is too low")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: Longest wait honoured from a Retry-After header: a provider asking for an hour would stall the whole run.
 MAX_RETRY_AFTER_S = 120.0
@@ -59,6 +64,11 @@ class FatalBackendError(SciprobeError):
     """Raised for errors that doom every call of the batch (authentication, permission)."""
 
 
+class QuotaExhausted(FatalBackendError):
+    """The provider's quota is spent (``insufficient_quota``): no call of this model will be answered. A run
+    stops here and writes what it has, marked incomplete (sciprobe.evaluation)."""
+
+
 _FROZEN = False
 
 
@@ -79,9 +89,41 @@ def import_litellm() -> Any:
     litellm.suppress_debug_info = True
     if not _FROZEN:
         _FROZEN = True
+        _skip_litellm_pricing_of_our_calls()
         gc.collect()
         gc.freeze()
     return litellm
+
+
+#: Metadata key of the calls sciprobe prices itself (:class:`Pricer`): litellm's own pricing is skipped for them.
+OWN_PRICING = "sciprobe_prices_from_token_counts"
+
+
+def _skip_litellm_pricing_of_our_calls() -> None:
+    """litellm prices every response inside ``acompletion`` (``Logging.response_cost_calculator``, for its
+    logging integrations and ``_hidden_params``): ~0.8 ms of CPU a call, a fifth of its overhead
+    (bench/judge_throughput.py). sciprobe uses neither and prices answers once from token counts, so calls
+    marked ``metadata[OWN_PRICING]`` skip that step; any other litellm call in the process (lighteval's, a
+    user's) is priced as before. Checked against litellm 1.108 (constraints.txt); without that method the
+    wrapper is simply not installed."""
+    try:
+        from litellm.litellm_core_utils.litellm_logging import Logging
+    except ImportError:
+        return
+    original = getattr(Logging, "response_cost_calculator", None)
+    if original is None or getattr(original, "sciprobe_wrapper", False):
+        return
+
+    def response_cost_calculator(self: Any, *args: Any, **kwargs: Any) -> Any:
+        metadata = (getattr(self, "litellm_params", None) or {}).get("metadata")
+        if isinstance(metadata, dict) and metadata.get(OWN_PRICING):
+            return None
+        return original(self, *args, **kwargs)
+
+    response_cost_calculator.sciprobe_wrapper = True  # type: ignore[attr-defined]
+    Logging.response_cost_calculator = response_cost_calculator
+    if getattr(Logging, "_response_cost_calculator", None) is original:
+        Logging._response_cost_calculator = response_cost_calculator
 
 
 def unit_prices(model: str) -> tuple[float, float] | None:
@@ -98,9 +140,46 @@ def unit_prices(model: str) -> tuple[float, float] | None:
     return float(prompt) / probe, float(completion) / probe
 
 
+class Pricer:
+    """The cost of one answer from its token counts: the model's unit prices are looked up once, instead of
+    litellm's per-call cost accounting in the hot path. Beyond the model's smallest long-context tier
+    (``*_above_<N>k_tokens`` in litellm's table) the price of that one call comes from litellm, exactly.
+    Cached-prompt discounts are not applied: a cost cap errs on the safe side."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.prices = unit_prices(model)
+        self.flat_up_to = _flat_price_limit(model) if self.prices is not None else None
+
+    def cost(self, usage: UsageReport) -> float | None:
+        """USD, or None: an unpriced model, or no usable usage report (unknown, never a made-up 0)."""
+        if self.prices is None or usage.problem is not None:
+            return None
+        if self.flat_up_to is not None and usage.prompt_tokens > self.flat_up_to:
+            litellm = import_litellm()
+            try:
+                prompt, completion = litellm.cost_per_token(model=self.model, prompt_tokens=usage.prompt_tokens,
+                                                            completion_tokens=usage.completion_tokens)
+            except Exception:  # noqa: BLE001 - litellm raises for unmapped models
+                return None
+            return float(prompt) + float(completion)
+        return usage.prompt_tokens * self.prices[0] + usage.completion_tokens * self.prices[1]
+
+
+def _flat_price_limit(model: str) -> int | None:
+    """Prompt tokens up to which the model's price is flat (its smallest ``above_<N>k_tokens`` tier), or None."""
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model=model)
+    except Exception:  # noqa: BLE001 - not in the table: unit_prices said so already
+        return None
+    tiers = [int(m.group(1)) * 1000 for key in info for m in [re.search(r"above_(\d+)k_tokens", key)] if m]
+    return min(tiers) if tiers else None
+
+
 def error_text(exc: BaseException) -> str:
     """``<ExceptionType>: first line of message`` — what a failed item records."""
-    message = " ".join(str(exc).split())
+    message = clean_text(" ".join(str(exc).split()))
     if len(message) > 300:
         message = message[:297] + "..."
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
@@ -110,19 +189,36 @@ def tool_calls_of(message: Any) -> list[dict[str, Any]]:
     """The tool calls of a litellm assistant message as plain OpenAI-format dicts (``[]`` when none).
 
     ``{"id", "type": "function", "function": {"name", "arguments"}}`` with ``arguments`` kept as the JSON
-    string the model wrote (it may be invalid JSON; the caller decides what that means).
+    string the model wrote (it may be invalid JSON; the caller decides what that means). Entries without a
+    ``function`` object (a broken server's junk) are skipped.
     """
     calls = (message.get("tool_calls") if isinstance(message, dict) else getattr(message, "tool_calls", None)) or []
+    if not isinstance(calls, (list, tuple)):  # a server's junk: no usable calls
+        return []
     out: list[dict[str, Any]] = []
     for call in calls:
         get = call.get if isinstance(call, dict) else (lambda k, c=call: getattr(c, k, None))
         function = get("function")
+        if function is None or isinstance(function, (str, int, float, list)):  # not a call: skipped
+            continue
         fget = function.get if isinstance(function, dict) else (lambda k, f=function: getattr(f, k, None))
         arguments = fget("arguments")
-        out.append({"id": str(get("id") or f"call_{len(out)}"), "type": str(get("type") or "function"),
-                    "function": {"name": str(fget("name") or ""),
-                                 "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {})}})
+        out.append({"id": clean_text(str(get("id") or f"call_{len(out)}")),
+                    "type": clean_text(str(get("type") or "function")),
+                    "function": {"name": clean_text(str(fget("name") or "")),
+                                 "arguments": clean_text(arguments if isinstance(arguments, str)
+                                                         else json.dumps(arguments or {}))}})
     return out
+
+
+def clean_text(text: str) -> str:
+    """``text`` storable as UTF-8: a lone surrogate (JSON ``"\\ud800"`` decodes to one) becomes U+FFFD instead
+    of failing the cache write, the details file and every later reader."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -162,6 +258,10 @@ def http_status_error(status: int, message: str, headers: Any) -> HttpStatusErro
     return cls(status, message, headers)
 
 
+class MalformedResponse(Exception):
+    """A 200 answer whose JSON does not have the shape of a chat completion."""
+
+
 class Timeout(TransportError):
     """No answer within the spec's ``timeout``."""
 
@@ -181,18 +281,18 @@ def retry_after_seconds(exc: BaseException) -> float | None:
                     getattr(exc, "headers", None)):
         if not headers:
             continue
-        ms = _header(headers, "retry-after-ms")
+        ms = finite_number(_header(headers, "retry-after-ms"))
         if ms is not None:
-            with contextlib.suppress(ValueError):
-                return max(0.0, float(ms) / 1000.0)
+            return max(0.0, ms / 1000.0)
         value = _header(headers, "retry-after")
         if value is None:
             continue
-        with contextlib.suppress(ValueError):
-            return max(0.0, float(value))
+        seconds = finite_number(value)
+        if seconds is not None:
+            return max(0.0, seconds)
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             continue
         return max(0.0, when.timestamp() - time.time())
     return None
@@ -227,6 +327,8 @@ class RetryPolicy:
 
     @staticmethod
     def is_retryable(exc: BaseException, litellm: Any) -> bool:
+        if too_large_in(exc) is not None:  # the same request gets the same body: asking again only costs
+            return False
         if isinstance(exc, TransportError):
             return True
         if isinstance(exc, HttpStatusError):
@@ -279,6 +381,9 @@ class RemoteBackend:
 
     ADMISSION_FACTOR = 2
     SHARED_SESSION_PROVIDERS = frozenset({"openai", "hosted_vllm"})
+    #: Whether complete_many may run this backend on the process's long-lived client loop (sciprobe.llm.loop):
+    #: not through litellm, whose per-loop client cache would then mix up the sessions of different clients.
+    persistent_loop = False
 
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         self.spec = spec
@@ -288,6 +393,7 @@ class RemoteBackend:
         self.provider = self._check_provider()
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
         self.pacer = pacer_for(spec.name, spec.base_url, spec.rpm, spec.tpm)
+        self.pricer = Pricer(spec.name)
         self.sleep = asyncio.sleep  # the retry backoff's wait (tests record it instead of waiting)
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
@@ -301,7 +407,9 @@ class RemoteBackend:
         return str(provider)
 
     def _enter_loop(self) -> _LoopState:
-        """The running loop's state, created on first use; runs sharing a loop share one bound."""
+        """The running loop's state, created on first use; runs sharing a loop share one bound. On the shared
+        client loop (sciprobe.llm.loop) the session stays open for the next batch, until this backend is
+        collected or the process exits."""
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
@@ -311,22 +419,29 @@ class RemoteBackend:
                 session = self._open_session(limit)
                 limit *= self.ADMISSION_FACTOR
             state = self._states[loop] = _LoopState(asyncio.Semaphore(limit), session)
+            if session is not None and client_loop.is_shared(loop):
+                client_loop.keep_open(session, owner=self)
         state.users += 1
         return state
 
     def _open_session(self, connections: int) -> Any:
         """An aiohttp session like the one litellm would build (no cookie jar, proxy env only when litellm
-        is told to trust it), except that its connector allows ``connections`` connections in total."""
+        is told to trust it), except that its connector allows ``connections`` connections in total and its
+        responses stop at ``max_response_mb`` decoded (:mod:`sciprobe.llm.response_cap`)."""
         import aiohttp
 
         trust_env = bool(self._litellm.aiohttp_trust_env) or os.environ.get("AIOHTTP_TRUST_ENV", "").lower() in (
             "1", "true", "yes")
         connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections, ttl_dns_cache=300)
-        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env)
+        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env,
+                                     **self._session_options())
+
+    def _session_options(self) -> dict[str, Any]:
+        return {"response_class": capped_response_class(self.spec.max_response_bytes)}
 
     async def _leave_loop(self, state: _LoopState) -> None:
         state.users -= 1
-        if state.users == 0:
+        if state.users == 0 and not client_loop.is_shared(asyncio.get_running_loop()):
             self._states.pop(asyncio.get_running_loop(), None)
             if state.session is not None:
                 await state.session.close()  # before asyncio.run closes the loop: no "unclosed session"
@@ -383,7 +498,7 @@ class RemoteBackend:
                         raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
-                    raise FatalBackendError(
+                    raise QuotaExhausted(
                         f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
                     ) from exc
                 if self.policy.is_fatal(exc, litellm):
@@ -398,7 +513,10 @@ class RemoteBackend:
                     await self.sleep(delay)
                     continue
                 return self._failure(job, exc, attempt, started)
-            completion = self._success(job, response, attempt, started)
+            try:
+                completion = self._success(job, response, attempt, started)
+            except Exception as exc:  # noqa: BLE001 - a body of an unexpected shape: recorded, never a crash
+                return self._failure(job, MalformedResponse(error_text(exc)), attempt, started)
             self.pacer.on_success()
             self.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
             return completion
@@ -415,6 +533,7 @@ class RemoteBackend:
             # lighteval installs a global litellm disk cache at import; its hit path crashes on a plain install
             # (and we have our own cache), so never let litellm cache our calls.
             caching=False,
+            metadata={OWN_PRICING: True},  # a fresh dict: litellm writes timing into it
             **extra,
             **job.request.params,
         )
@@ -422,7 +541,7 @@ class RemoteBackend:
     def _failure(self, job: Job, exc: BaseException, attempts: int, started: float) -> Completion:
         return Completion(
             text=None,
-            error=error_text(exc),
+            error=error_text(too_large_in(exc) or exc),
             attempts=attempts,
             latency_s=time.perf_counter() - started,
             request_hash=job.key,
@@ -431,44 +550,32 @@ class RemoteBackend:
 
     def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
         latency = time.perf_counter() - started
-        choice = response.choices[0] if response.choices else None
-        text = getattr(getattr(choice, "message", None), "content", None)
-        tool_calls = tool_calls_of(getattr(choice, "message", None))
+        choices = getattr(response, "choices", None)
+        choice = choices[0] if choices else None
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None)
+        return self._completion(job, text if isinstance(text, str) else None, tool_calls_of(message),
+                                getattr(choice, "finish_reason", None), getattr(response, "usage", None),
+                                attempts, latency)
+
+    def _completion(self, job: Job, text: str | None, tool_calls: list[dict[str, Any]], finish_reason: Any,
+                    usage: Any, attempts: int, latency: float) -> Completion:
+        """The one place both transports turn an answer into a Completion: usage read defensively
+        (:func:`~sciprobe.llm.usage.read_usage`), priced from token counts, text made storable."""
         if text is None and not tool_calls:
-            reason = getattr(choice, "finish_reason", None)
-            return Completion(
-                text=None,
-                error=f"EmptyResponse: no message content (finish_reason={reason})",
-                attempts=attempts,
-                latency_s=latency,
-                request_hash=job.key,
-                model=self.spec.name,
-            )
-        usage = getattr(response, "usage", None)
+            return Completion(text=None, error=f"EmptyResponse: no message content (finish_reason="
+                                               f"{short_repr(finish_reason)})", empty=True,
+                              attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
+        report = read_usage(usage)
         return Completion(
-            text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost_usd=self._cost(response),
+            text=clean_text(text) if text is not None else None,
+            prompt_tokens=report.prompt_tokens,
+            completion_tokens=report.completion_tokens,
+            cost_usd=self.pricer.cost(report),
             latency_s=latency,
             attempts=attempts,
             request_hash=job.key,
             model=self.spec.name,
             tool_calls=tool_calls or None,
+            usage_problem=report.problem,
         )
-
-    def _cost(self, response: Any) -> float | None:
-        """USD cost, None when litellm does not know the model's price (never a made-up 0.0).
-
-        litellm already priced the response inside acompletion (``_hidden_params['response_cost']``);
-        reusing it saves a second cost-map lookup (~0.3 ms of CPU per call, visible in the bench).
-        """
-        hidden = getattr(response, "_hidden_params", None) or {}
-        if "response_cost" in hidden:
-            cost = hidden.get("response_cost")
-            return float(cost) if cost is not None else None
-        try:
-            cost = self._litellm.completion_cost(completion_response=response)
-        except Exception:  # noqa: BLE001 - unmapped model: unknown, not free
-            return None
-        return float(cost) if cost is not None else None

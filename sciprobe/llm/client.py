@@ -1,4 +1,5 @@
-"""One LLM client for every model sciprobe calls: litellm providers and the bundled local model.
+"""One LLM client for every model sciprobe calls: litellm providers, OpenAI-compatible servers posted to directly
+(``transport=auto``/``http``: :mod:`sciprobe.llm.http_backend`) and the bundled local model.
 
     client = LLMClient("openai/gpt-4o-mini,concurrency=16", cache=ResponseCache(default_cache_path()))
     completions = client.complete_many([Request.of([{"role": "user", "content": "2+2?"}])], desc="judge")
@@ -20,13 +21,12 @@ What the client guarantees, whatever the backend:
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from sciprobe.llm import loop as client_loop
 from sciprobe.llm.backends import Backend, Job, RemoteBackend
 from sciprobe.llm.cache import ResponseCache, request_key
 from sciprobe.llm.ledger import RunLedger
@@ -59,6 +59,8 @@ class LLMClient:
         self.ledger = ledger
         self.executor = executor  # sciprobe.executors: where the bundled model generates (None: here)
         self.model_id: str = self.spec.model_id
+        #: "local", "http" or "litellm": the transport this client really uses (provenance)
+        self.transport: str = "local" if self.spec.is_local else self.spec.resolved_transport
         self.stats = UsageStats()
         self.param_adjustments: list[str] = []
         self._adjustment_seen: set[str] = set()
@@ -72,7 +74,7 @@ class LLMClient:
             from sciprobe.llm.local import LocalBackend
 
             return LocalBackend(self.spec, executor=self.executor)
-        if self.spec.transport == "http":
+        if self.spec.resolved_transport == "http":
             from sciprobe.llm.http_backend import HttpBackend
 
             return HttpBackend(self.spec, backoff_base_s=backoff_base_s)
@@ -154,18 +156,13 @@ class LLMClient:
 
     # -- sync API ----------------------------------------------------------------------------------
     def complete_many(self, requests: Sequence[Request], desc: str | None = None) -> list[Completion]:
-        """Synchronous :meth:`acomplete_many` (runs its own event loop; safe inside Jupyter's loop too)."""
-
-        def run() -> list[Completion]:
-            return asyncio.run(self.acomplete_many(requests, desc=desc))
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return run()
-        # Called from inside a running loop (a notebook, an async runner): asyncio.run would refuse.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciprobe-client") as pool:
-            return pool.submit(run).result()
+        """Synchronous :meth:`acomplete_many`; safe from any thread, inside Jupyter's running loop too. Backends
+        that allow it run on the process's client loop (:mod:`sciprobe.llm.loop`: connections stay open between
+        batches); litellm batches get a loop of their own."""
+        coro = self.acomplete_many(requests, desc=desc)
+        if getattr(self._backend, "persistent_loop", False):
+            return client_loop.run(coro)
+        return client_loop.run_fresh(coro)
 
     def __repr__(self) -> str:
         return f"LLMClient({self.spec.to_string()!r})"

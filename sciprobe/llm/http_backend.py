@@ -1,14 +1,17 @@
-"""The direct transport for OpenAI-compatible servers (``transport=http`` in a model spec).
+"""The direct transport for OpenAI-compatible servers: the default for ``openai/`` and ``hosted_vllm/`` specs with
+a ``base_url`` (``transport=auto``, see :attr:`~sciprobe.llm.spec.ModelSpec.resolved_transport`), or forced with
+``transport=http``.
 
-vLLM, TGI, llama.cpp, LM Studio and the loopback stub all speak ``POST {base_url}/chat/completions``. For
-them litellm adds ~2.5-3 ms of CPU per call (request building, response objects, pricing, logging), which
-caps one process near 300-350 calls/s: bench/judge_throughput.py at concurrency 32 / 100 ms reaches 0.87
-of the bound through litellm. This backend posts the JSON itself over one aiohttp session and parses the
-reply as a plain dict; everything else is :class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency
-bound, pacing, the run's budget, retries with Retry-After, fail-fast on 401/403 and exhausted quota.
+vLLM, TGI, llama.cpp, LM Studio, proxies and the loopback stub all speak ``POST {base_url}/chat/completions``.
+For them litellm adds ~3-5 ms of CPU per call (request building, response objects, pricing, logging), which
+caps one process at a few hundred calls/s and makes a busy machine miss the network bound; this backend
+posts the JSON itself over one aiohttp session and parses the reply as a plain dict (~0.3 ms a call,
+bench/judge_throughput.py, bench/item_cpu.py). Everything else is
+:class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency bound, pacing, the run's budget, retries
+with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap.
 
 It sends exactly the request params it is given (no per-provider renaming as litellm does), so it is for
-servers that take OpenAI's parameters as they are; litellm stays the default for everything.
+servers that take OpenAI's parameters as they are; reasoning models stay on litellm under ``auto``.
 """
 
 from __future__ import annotations
@@ -20,12 +23,16 @@ from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.backends import (APIConnectionError, Job, RemoteBackend, Timeout, _LoopState, http_status_error,
-                                   tool_calls_of, unit_prices)
+                                   tool_calls_of)
+from sciprobe.llm.response_cap import read_capped
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion
+from sciprobe.llm.usage import bounded_int
 
 
 class HttpBackend(RemoteBackend):
+    persistent_loop = True  # our own session: kept open between batches (sciprobe.llm.loop)
+
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         if not spec.base_url:
             raise SciprobeError(f"{spec.name}: transport=http needs base_url (an OpenAI-compatible server)")
@@ -37,7 +44,9 @@ class HttpBackend(RemoteBackend):
         self._headers = {"Content-Type": "application/json"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
-        self._prices = unit_prices(spec.name)
+
+    def _session_options(self) -> dict[str, Any]:
+        return {}  # aiohttp decodes (in bounded steps); read_capped counts what it yields
 
     async def _send(self, job: Job, state: _LoopState) -> Any:
         import aiohttp
@@ -46,7 +55,7 @@ class HttpBackend(RemoteBackend):
         try:
             async with state.session.post(self.url, data=json.dumps(body), headers=self._headers,
                                           timeout=aiohttp.ClientTimeout(total=self.spec.timeout)) as response:
-                raw = await response.read()
+                raw = await read_capped(response, self.spec.max_response_bytes)
                 if response.status != 200:
                     raise http_status_error(response.status, _error_message(raw), response.headers.copy())
         except asyncio.TimeoutError:
@@ -54,8 +63,8 @@ class HttpBackend(RemoteBackend):
         except aiohttp.ClientError as exc:
             raise APIConnectionError(f"{type(exc).__name__}: {exc}") from None
         try:
-            payload = json.loads(raw)
-        except ValueError:
+            payload = json.loads(raw, parse_int=bounded_int)
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             raise APIConnectionError(f"non-JSON body ({len(raw)} bytes): {raw[:80]!r}") from None
         if not isinstance(payload, dict):
             raise APIConnectionError(f"unexpected JSON body: {type(payload).__name__}")
@@ -63,32 +72,23 @@ class HttpBackend(RemoteBackend):
 
     def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
         latency = time.perf_counter() - started
-        choices = response.get("choices") or []
-        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-        message = choice.get("message") or {}
-        text = message.get("content") if isinstance(message, dict) else None
-        tool_calls = tool_calls_of(message) if isinstance(message, dict) else []
-        if not isinstance(text, str) and not tool_calls:
-            return Completion(text=None, error=f"EmptyResponse: no message content "
-                                               f"(finish_reason={choice.get('finish_reason')})",
-                              attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
-        usage = response.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        cost = None if self._prices is None else prompt_tokens * self._prices[0] + completion_tokens * self._prices[1]
-        return Completion(text=text if isinstance(text, str) else None, prompt_tokens=prompt_tokens,
-                          completion_tokens=completion_tokens, cost_usd=cost, latency_s=latency, attempts=attempts,
-                          request_hash=job.key, model=self.spec.name, tool_calls=tool_calls or None)
+        choices = response.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        text = message.get("content")
+        return self._completion(job, text if isinstance(text, str) else None, tool_calls_of(message),
+                                choice.get("finish_reason"), response.get("usage"), attempts, latency)
 
 
 def _error_message(raw: bytes) -> str:
     """The ``error.message`` of an OpenAI-style error body, else the start of the body."""
     try:
-        payload = json.loads(raw)
+        payload = json.loads(raw, parse_int=bounded_int)
         error = payload.get("error") if isinstance(payload, dict) else None
         if isinstance(error, dict):
             parts = [str(error.get("message") or ""), str(error.get("code") or error.get("type") or "")]
             return " ".join(p for p in parts if p).strip() or raw[:200].decode("utf-8", "replace")
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return raw[:200].decode("utf-8", "replace")

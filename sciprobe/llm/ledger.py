@@ -7,8 +7,9 @@ back as a *skipped* completion (``Completion.skipped``), which is neither cached
 failure. Requests already in flight finish and are cached, so a cap stops a run within one batch
 (``concurrency`` requests) of its limit and a rerun resumes from the cache.
 
-The cost cap compares the cost of the answers received so far; a call whose price litellm does not know
-counts as unknown, and a run with a cost cap refuses to start such calls rather than spend blind.
+The cost cap compares the cost of the answers received so far; a call whose cost is not known (litellm has
+no price for the model, or the server's usage report was missing, negative or absurd: sciprobe.llm.usage)
+counts as unknown, and a run with a cost cap refuses to start further calls rather than spend blind.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.types import Completion
+from sciprobe.llm.usage import known_cost
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,9 @@ class RunLedger:
             if self.cost_usd >= budget.max_cost_usd:
                 return f"max_cost=${budget.max_cost_usd:g} reached (spent ${self.cost_usd:.4f})"
             if self.cost_unknown:
-                return (f"max_cost=${budget.max_cost_usd:g} cannot be enforced: litellm has no price for "
-                        f"{self.cost_unknown} answered call(s)")
+                return (f"max_cost=${budget.max_cost_usd:g} cannot be enforced: {self.cost_unknown} answered "
+                        "call(s) have no known cost (no price in litellm's table, or the server's usage report "
+                        "was missing or invalid)")
         return None
 
     @property
@@ -103,12 +106,13 @@ class RunLedger:
                 self.cached += 1
             else:
                 self.answered += 1
+                cost = known_cost(completion.cost_usd)
                 if not completion.ok:
                     self.failed += 1
-                elif completion.cost_usd is None:
+                elif cost is None:
                     self.cost_unknown += 1
                 else:
-                    self.cost_usd += completion.cost_usd
+                    self.cost_usd += cost
                 self.tokens += completion.prompt_tokens + completion.completion_tokens
             due = self._meter and (time.monotonic() - self._last_print >= self._interval)
             if due:

@@ -32,6 +32,7 @@ from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.cache import sciprobe_home
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
+from sciprobe.llm.usage import token_count
 
 DEFAULT_MAX_TOKENS = 256
 TORCH_THREADS = 2
@@ -241,7 +242,8 @@ class LocalModel:
                 n = len([t for t in ids[:n] if t != self.tokenizer.pad_token_id])
             text = _cut_at_stop(self.tokenizer.decode(ids[:n], skip_special_tokens=True), params.get("stop"))
             completions.append(
-                Completion(text=text, prompt_tokens=int(mask.sum()), completion_tokens=n, cost_usd=0.0)
+                Completion(text=text, prompt_tokens=token_count(mask.sum()) or 0, completion_tokens=token_count(n) or 0,
+                           cost_usd=0.0)
             )
         return completions
 
@@ -288,6 +290,8 @@ class LocalBackend:
     """Runs uncached jobs through the local model in batches of ``spec.concurrency`` (default 8): here, one batch
     after another, or with a remote ``executor`` (a Ray cluster, :mod:`sciprobe.executors`) every batch as one
     task on the cluster, all at once."""
+
+    persistent_loop = True  # nothing bound to a loop: the process's client loop serves
 
     def __init__(self, spec: ModelSpec, executor: Any = None) -> None:
         self.spec = spec

@@ -11,12 +11,14 @@ Nothing here imports litellm: parsing must stay cheap and offline.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.llm.response_cap import DEFAULT_MAX_RESPONSE_MB
 
 LOCAL_PREFIX = "local/"
 LOCAL_MODEL_NAMES = ("smollm2",)
@@ -26,10 +28,13 @@ PLACEHOLDER_API_KEY = "sk-sciprobe-no-key"
 
 GENERATION_KEYS = ("temperature", "max_tokens", "top_p")
 _INT_KEYS = frozenset({"concurrency", "max_retries", "max_tokens"})
-_FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p", "rpm", "tpm"})
+_FLOAT_KEYS = frozenset({"timeout", "temperature", "top_p", "rpm", "tpm", "max_response_mb"})
 _STR_KEYS = frozenset({"base_url", "api_key", "api_key_env", "transport"})
-#: litellm (default, any provider) or http (direct POST to an OpenAI-compatible base_url: sciprobe.llm.http_backend)
-TRANSPORTS = ("litellm", "http")
+#: auto (the default: see ModelSpec.resolved_transport), litellm (any provider, through litellm's translation) or
+#: http (a direct POST to an OpenAI-compatible base_url: sciprobe.llm.http_backend)
+TRANSPORTS = ("auto", "litellm", "http")
+#: Providers whose base_url speaks OpenAI's chat API as is: ``transport=auto`` posts to them directly.
+DIRECT_PROVIDERS = frozenset({"openai", "hosted_vllm"})
 _KNOWN_KEYS = _INT_KEYS | _FLOAT_KEYS | _STR_KEYS
 
 # o1/o3/o4 and gpt-5 (OpenAI), deepseek-reasoner and "*-thinking" variants reject sampling parameters
@@ -67,7 +72,8 @@ class ModelSpec:
     top_p: float | None = None
     rpm: float | None = None  # requests per minute this deployment allows (sciprobe.llm.pacing)
     tpm: float | None = None  # tokens per minute
-    transport: str = "litellm"
+    transport: str = "auto"
+    max_response_mb: float = DEFAULT_MAX_RESPONSE_MB  # a larger answer is a recorded failure (response_cap)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -123,6 +129,25 @@ class ModelSpec:
             if lowered.startswith(prefixes):
                 return provider
         return "unknown"
+
+    @property
+    def resolved_transport(self) -> str:
+        """``http`` or ``litellm``: what ``transport=auto`` means for this spec.
+
+        A ``base_url`` under an OpenAI-compatible provider (``openai/``, ``hosted_vllm/``: vLLM, TGI, llama.cpp,
+        LM Studio, a proxy) is posted to directly: litellm sends those the same body, at ~10x the client CPU
+        per call (bench/item_cpu.py). litellm stays for everything that needs its translation: other
+        providers, the providers' own endpoints (no ``base_url``), and reasoning models, whose parameters it
+        renames (``max_tokens`` -> ``max_completion_tokens``) and checks.
+        """
+        if self.transport != "auto":
+            return self.transport
+        direct = bool(self.base_url) and self.provider in DIRECT_PROVIDERS and not self.is_reasoning_model
+        return "http" if direct else "litellm"
+
+    @property
+    def max_response_bytes(self) -> int:
+        return int(self.max_response_mb * 1024 * 1024)
 
     @property
     def is_reasoning_model(self) -> bool:
@@ -189,9 +214,12 @@ def _convert(text: str, key: str, raw: str) -> Any:
         if key in _INT_KEYS:
             return int(raw)
         if key in _FLOAT_KEYS:
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):  # nan would slip past every range check below
+                raise ValueError(raw)
+            return value
     except ValueError:
-        kind = "an integer" if key in _INT_KEYS else "a number"
+        kind = "an integer" if key in _INT_KEYS else "a finite number"
         raise SciprobeError(f"model spec {text!r}: {key} must be {kind}, got {raw!r}") from None
     return raw
 
@@ -199,6 +227,10 @@ def _convert(text: str, key: str, raw: str) -> Any:
 def _validate(spec: ModelSpec) -> None:
     if not spec.name or "," in spec.name:
         raise SciprobeError(f"invalid model name {spec.name!r}")
+    for key in sorted(_FLOAT_KEYS):
+        value = getattr(spec, key)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise SciprobeError(f"{spec.name}: {key} must be a finite number, got {value!r}")
     if spec.concurrency < 1:
         raise SciprobeError(f"{spec.name}: concurrency must be >= 1, got {spec.concurrency}")
     if spec.max_retries < 0:
@@ -215,6 +247,8 @@ def _validate(spec: ModelSpec) -> None:
         raise SciprobeError(f"{spec.name}: transport must be one of {', '.join(TRANSPORTS)}, got {spec.transport!r}")
     if spec.transport == "http" and not spec.base_url:
         raise SciprobeError(f"{spec.name}: transport=http needs base_url (an OpenAI-compatible server)")
+    if not 0 < spec.max_response_mb <= 4096:
+        raise SciprobeError(f"{spec.name}: max_response_mb must be in (0, 4096], got {spec.max_response_mb}")
     for key in ("rpm", "tpm"):
         value = getattr(spec, key)
         if value is not None and value <= 0:

@@ -16,7 +16,9 @@ Besides scripted statuses it can misbehave like a real provider or proxy:
   over-limit requests with 429 + Retry-After, counted in :attr:`StubServer.count_429`;
 - tool calls: a reply function may return a whole assistant message (``{"role": "assistant", "content":
   None, "tool_calls": [...]}``) instead of text;
-- ``"stream": true`` requests are answered with server-sent events.
+- ``"stream": true`` requests are answered with server-sent events;
+- hand-made answers: a script entry may be a :class:`~sciprobe.llm.stub_bodies.RawReply` (any status,
+  headers and bytes: hostile usage fields, gzip bombs, endless or lying bodies).
 
 :attr:`StubServer.log` records every chat request (index, sha256 of its canonical body, outcome, status).
 
@@ -37,12 +39,14 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from sciprobe.llm.stub_bodies import RawReply
 from sciprobe.llm.types import canonical_json, sha256_hex
 
 #: A reply is the answer text, or a whole assistant message (e.g. with ``tool_calls``).
 ReplyFn = Callable[[dict[str, Any]], "str | dict[str, Any]"]
-#: A status code, a status with extra headers, or the name of a fault kind (see :data:`FAULT_KINDS`).
-ScriptEntry = int | tuple[int, dict[str, str]] | str
+#: A status code, a status with extra headers, the name of a fault kind (see :data:`FAULT_KINDS`), or a
+#: hand-made answer.
+ScriptEntry = int | tuple[int, dict[str, str]] | str | RawReply
 StatusFn = Callable[[dict[str, Any], int], ScriptEntry | None]
 
 #: What fault injection can do to a chat request:
@@ -362,10 +366,12 @@ class StubServer:
         """One dict per chat request, in arrival order (same order as :attr:`requests`):
 
         ``index``, ``sha256`` (:func:`body_sha256` of the body), ``outcome`` ("ok", a fault kind,
-        "rate_limited", "scripted" for a scripted status, "reply_error" when the reply function raised),
+        "rate_limited", "scripted" for a scripted status, "raw" for a RawReply, "reply_error" when the reply
+        function raised),
         ``status`` (HTTP status sent, None when the connection was dropped without one), ``arrived``
-        (``time.monotonic()``) and ``delivered`` (True once the whole response was written, False if it was
-        cut or the client hung up, None while the request is being handled).
+        (``time.monotonic()``), ``delivered`` (True once the whole response was written, False if it was
+        cut or the client hung up, None while the request is being handled) and ``peer`` (the client's port:
+        requests with the same peer came over one kept-alive connection).
         """
         with self._lock:
             return [{k: v for k, v in entry.items() if k != "_token"} for entry in self._log]
@@ -441,7 +447,8 @@ class StubServer:
             self._requests.append(body)
             self._headers.append({k.lower(): v for k, v in handler.headers.items()})
             self._log.append({"index": index, "sha256": body_sha256(body), "outcome": None, "status": None,
-                              "arrived": time.monotonic(), "delivered": None, "_token": token})
+                              "arrived": time.monotonic(), "delivered": None, "peer": handler.client_address[1],
+                              "_token": token})
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             wait = self._limit_wait(body) if (self._rpm_bucket or self._tpm_bucket) else 0.0
@@ -464,6 +471,9 @@ class StubServer:
                 entry = self.fault_for(index)
             if isinstance(entry, str):
                 self._fault(handler, body, entry, mark)
+                return
+            if isinstance(entry, RawReply):
+                self._raw(handler, entry, mark)
                 return
             if entry is not None:
                 status, headers = (int(entry[0]), dict(entry[1])) if isinstance(entry, tuple) else (int(entry), {})
@@ -518,6 +528,34 @@ class StubServer:
             handler._drip([data[i:i + step] for i in range(0, len(data), step)], slow_s)
 
         self._write(handler, mark, drip)
+
+    def _raw(self, handler: _Handler, reply: RawReply, mark: Callable[..., None]) -> None:
+        """Send a hand-made answer; a client hanging up mid-way (a size cap) ends it as not delivered."""
+        mark(outcome="raw", status=reply.status)
+
+        def send() -> None:
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", reply.content_type)
+            if reply.encoding:
+                handler.send_header("Content-Encoding", reply.encoding)
+            for key, value in reply.headers.items():
+                handler.send_header(key, value)
+            if reply.chunked or reply.endless:
+                handler.send_header("Transfer-Encoding", "chunked")
+                handler.end_headers()
+                for piece in reply.pieces():
+                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                handler.wfile.write(b"0\r\n\r\n")
+                return
+            data = reply.payload()
+            handler.send_header("Content-Length", str(len(data) if reply.content_length is None
+                                                      else reply.content_length))
+            handler.end_headers()
+            handler.wfile.write(data)
+            if reply.content_length is not None and reply.content_length != len(data):
+                handler.close_connection = True  # the declared length was a lie: nothing else can follow
+
+        self._write(handler, mark, send)
 
     def _fault(self, handler: _Handler, body: dict[str, Any], kind: str, mark: Callable[..., None]) -> None:
         if kind == "slow_stream":

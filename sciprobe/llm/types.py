@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sciprobe.llm.usage import known_cost
+
 
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -48,10 +50,17 @@ class Completion:
     request_hash: str = ""
     model: str = ""
     skipped: bool = False  # never sent: the run's budget was spent (see sciprobe.llm.ledger)
+    # The model answered with nothing (a reply without content, a null prediction in a submitted file): not ok,
+    # but an answer all the same, scored as an unparsable one; a failure with ``empty`` False got no answer
+    # at all (sciprobe.evidence: such items are left out of every score and make the run incomplete).
+    empty: bool = False
     # The assistant message's tool calls, OpenAI chat format ([{"id", "type": "function", "function": {"name",
     # "arguments": "<json string>"}}]), when the request offered ``tools`` in its params and the model called
     # some. A message with tool calls and no text is a success.
     tool_calls: list[dict[str, Any]] | None = None
+    # Why the answer's token counts are unusable (missing, negative, absurd: sciprobe.llm.usage); its cost is
+    # then unknown (None), which a --max-cost run refuses to spend past.
+    usage_problem: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,6 +80,7 @@ class UsageStats:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     cost_unknown_calls: int = 0
+    usage_problems: int = 0  # answers whose usage report was missing or invalid (counted in cost_unknown_calls)
 
     def add(self, completion: Completion) -> None:
         self.calls += 1
@@ -87,10 +97,13 @@ class UsageStats:
         self.completion_tokens += completion.completion_tokens
         if completion.cached:
             return
-        if completion.cost_usd is None:
+        if completion.usage_problem is not None:
+            self.usage_problems += 1
+        cost = known_cost(completion.cost_usd)
+        if cost is None:
             self.cost_unknown_calls += 1
         else:
-            self.cost_usd += completion.cost_usd
+            self.cost_usd += cost
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

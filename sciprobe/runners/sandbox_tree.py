@@ -243,14 +243,19 @@ def _remove_once(path: str) -> None:
 
 # --- accounting ---------------------------------------------------------------------------------------------------
 def tree_usage(top_fd: int, *, max_entries: int, fix_perms: bool = False) -> tuple[int, int]:
-    """(allocated bytes by ``st_blocks``, entries) below ``top_fd``; counting stops past ``max_entries``.
-    Raises :class:`TreeChanged` when the tree moved under the walk (the caller counts again later)."""
+    """(allocated bytes by ``st_blocks``, entries) below ``top_fd``; counting stops past ``max_entries``. A file
+    with several hard links is counted once (it is on the disk once). Raises :class:`TreeChanged` when the tree
+    moved under the walk (the caller counts again later)."""
     total = entries = 0
+    linked: set[tuple[int, int]] = set()
 
     def count(dir_fd: int, name: str, st: os.stat_result, depth: int) -> bool:
         nonlocal total, entries
         entries += 1
-        total += st.st_blocks * 512
+        if st.st_nlink < 2 or (st.st_dev, st.st_ino) not in linked:
+            if st.st_nlink >= 2:
+                linked.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
         if entries > max_entries:
             raise _Stop
         return True

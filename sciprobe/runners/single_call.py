@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciprobe.declaration import ItemRecord, Parsed, Runner, TaskSpec
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import unanswered
 from sciprobe.llm.types import Completion, Request, canonical_json, sha256_hex
 from sciprobe.predictions import check_fields
 
@@ -39,7 +40,7 @@ def base_record(task: TaskSpec, row: Mapping) -> ItemRecord:
 
 
 def sample_record(task: TaskSpec, row: Mapping, completion: Completion) -> ItemRecord:
-    parsed = task.parse(completion.text) if completion.ok else Parsed(None, "error", {"official": None})
+    parsed = task.parse(completion.text) if completion.ok else unanswered(completion)
     return {
         **base_record(task, row),
         "prediction": parsed.value,

@@ -76,8 +76,8 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
                    *_non_negative("wape_pct", "abs_bias", "weighted_dim_mae", "composite_consistency_mae"),
                    *_unit("failure_rate"), *_correlation("weighted_dim_spearman"), *_REGRESSION],
     "sgi_score": [*_non_negative("aet", "n_*"),
-                  *_percent("exact_match*", "step_level_accuracy*", "final*", "passall_at_*", "mca*", "rv*", "ss",
-                            "pa", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty", "detailedness",
+                  *_percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*",
+                            "rv*", "ss", "pa", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty", "detailedness",
                             "feasibility", "sgi_score")],
 }
 

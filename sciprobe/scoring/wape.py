@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,23 @@ def scheme2_score(wape_pct: float, knots: Any = "scitaste-v1-reconstructed") -> 
     return float(np.interp(wape_pct, x, y, right=y[-1]))
 
 
+def _rows_as_array(values: Any) -> np.ndarray | None:
+    """A list of equal-length rows of numbers as one float64 array in a single pass (``np.fromiter`` over the
+    chained rows: half the time of ``np.asarray``, which first walks every row to discover the shape); None
+    when the input is anything else, and the general conversion decides."""
+    if not isinstance(values, (list, tuple)) or not values or not isinstance(values[0], (list, tuple)):
+        return None
+    try:
+        widths = set(map(len, values))
+        if len(widths) != 1:
+            return None
+        width = widths.pop()
+        flat = np.fromiter(chain.from_iterable(values), dtype=float, count=width * len(values))
+    except (TypeError, ValueError):  # a row without len(), a value that is not a number: the general path
+        return None
+    return flat.reshape(len(values), width)
+
+
 def as_float_array(values: Any, name: str) -> np.ndarray:
     """A float64 array; ``None`` becomes NaN; strings or ragged input raise a one-line error.
 
@@ -100,7 +118,9 @@ def as_float_array(values: Any, name: str) -> np.ndarray:
     if paused:
         gc.disable()
     try:
-        array = np.asarray(values, dtype=float)
+        array = _rows_as_array(values)
+        if array is None:
+            array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise SciprobeError(f"{name} must be numbers (None/NaN marks a failed prediction)") from None
     finally:

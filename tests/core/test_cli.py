@@ -97,7 +97,8 @@ def test_score_predictions_file(tmp_path, capsys):
     rows = datasets.load_dataset(str(sample_dataset_dir(get_benchmark("idrbench"))), "ipi", split="test")
     gold = {r["id"]: ("yes" if r["label"] else "no") for r in rows}
     ids = list(gold)
-    preds = [{"id": i, "prediction": gold[i]} for i in ids[:-1]]  # one id left out: counted as a failure
+    # one item answered null (no answer): a failure, which official drops (and says) and strict counts wrong
+    preds = [{"id": i, "prediction": gold[i]} for i in ids[:-1]] + [{"id": ids[-1], "prediction": None}]
     path = _write(tmp_path / "p.jsonl", preds)
     assert main(["score", "idrbench:ipi", "--predictions", str(path), "--output-dir", str(tmp_path / "o")]) == 0
     results = _results(tmp_path / "o")["results"]["idrbench:ipi|0"]

@@ -20,7 +20,7 @@ from golden import REPO
 def test_dataset_dry_run_loads_with_datasets(tmp_path):
     import datasets
 
-    [artifact] = publish("dataset", "sciprobe/idrbench", dry_run=True, out=tmp_path / "ds")
+    [artifact] = publish("dataset", "sciprobe/idrbench", dry_run=True, out=tmp_path / "ds", sample=True)
     assert artifact.repo_type == "dataset" and artifact.folder == tmp_path / "ds"
     assert (tmp_path / "ds" / "README.md").is_file() and list((tmp_path / "ds").rglob("*.parquet"))
     meta = read_front_matter(tmp_path / "ds" / "README.md")
@@ -100,7 +100,7 @@ def test_unknown_kind(tmp_path):
 
 def test_upload_goes_through_the_api(tmp_path):
     api = LocalFolderApi(tmp_path / "hub")
-    artifacts = publish("all", "sciprobe", dry_run=False, api=api)
+    artifacts = publish("all", "sciprobe", dry_run=False, api=api, sample=True)
     kinds = {(a.kind, a.repo_id, a.repo_type) for a in artifacts}
     assert ("dataset", "sciprobe/idrbench", "dataset") in kinds
     assert ("space", "sciprobe/sciprobe-leaderboard", "space") in kinds

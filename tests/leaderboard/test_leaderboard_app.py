@@ -279,14 +279,15 @@ def test_rows_never_merge_dataset_revisions():
     columns = tables.task_columns(["idrbench"])
     results = [result("idrbench:ipi", "fp-a", 0.5), result("idrbench:i2r", "fp-a", 0.7),
                result("idrbench:ipi", "fp-b", 0.9)]
-    frame = tables.leaderboard_frame(results, columns)
+    frame = tables.leaderboard_frame(results, columns, mode="official")  # the default view ranks ipi in strict
     assert len(frame) == 2
     assert sorted(frame["Dataset"]) == ["fp-a", "fp-b"]
     row_a = frame[frame["Dataset"] == "fp-a"].iloc[0]
     assert row_a["ipi macro_f1"] == 0.5 and row_a["i2r mrr"] == 0.7 and row_a["ipi coverage"] == "3/4"
     assert frame.iloc[0]["Dataset"] == "fp-b"  # sorted by the first task's score
     assert tables.leaderboard_frame(results, columns, mode="strict")["ipi macro_f1"].isna().all()
-    hostile = tables.leaderboard_frame([result("idrbench:ipi", "fp-c", 0.1, family="<b>x</b>")], columns)
+    hostile = tables.leaderboard_frame([result("idrbench:ipi", "fp-c", 0.1, family="<b>x</b>")], columns,
+                                       mode="official")
     assert hostile.iloc[0]["Family"] == "&lt;b&gt;x&lt;/b&gt;"
 
 
@@ -300,7 +301,7 @@ def test_tables_never_trust_stored_numbers():
     bad = ResultRecord(request_id="r", user="u", model_name="org/m", task="idrbench:ipi", benchmark="idrbench",
                        benchmark_version="1.0.0", dataset_fingerprint="fp", headline="macro_f1",
                        default_mode="official", scores={"official": report}, provenance={})
-    frame = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]))
+    frame = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]), mode="official")
     assert frame.iloc[0]["ipi coverage"] == "?/?" and frame.iloc[0]["ipi macro_f1"] is None
-    overview = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]), overview=True)
+    overview = tables.leaderboard_frame([bad], tables.task_columns(["idrbench"]), overview=True, mode="official")
     assert overview.iloc[0]["Coverage"] == ""

@@ -41,6 +41,8 @@ def write_ipi_result(out: Path, macro_f1: float, *, revision: str | None = None,
 
 def columns():
     return tables.task_columns(["idrbench"])
+# these results carry the official mode only; the default view ranks IPI in strict, so the tables below ask for
+# official explicitly
 
 
 def test_two_revisions_two_rows_same_revision_updates(tmp_path):
@@ -50,7 +52,7 @@ def test_two_revisions_two_rows_same_revision_updates(tmp_path):
     assert json.loads(first.read_text())["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]["dataset_revision"] == COMMIT_A
     import_results_file(store, first)
     import_results_file(store, other)
-    frame = tables.leaderboard_frame(store.list_results(), columns())
+    frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 2  # same model, same fingerprint, different hub revision: two rows
     assert sorted(frame["Revision"]) == [COMMIT_A[:12], COMMIT_B[:12]]
     by_rev = {row["Revision"]: row for _, row in frame.iterrows()}
@@ -59,7 +61,7 @@ def test_two_revisions_two_rows_same_revision_updates(tmp_path):
     # a newer run on revision A updates row A (one row per revision, latest wins)
     again = write_ipi_result(tmp_path / "runs", 0.55, revision=COMMIT_A, second=3)
     import_results_file(store, again)
-    frame = tables.leaderboard_frame(store.list_results(), columns())
+    frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 2
     assert {row["Revision"]: row["ipi macro_f1"] for _, row in frame.iterrows()} == {COMMIT_A[:12]: 0.55,
                                                                                     COMMIT_B[:12]: 0.9}
@@ -79,7 +81,7 @@ def test_benchmark_version_and_fingerprint_split_rows(tmp_path):
     write_ipi_result(tmp_path / "runs", 0.7, fingerprint="9" * 64, second=3)
     write_ipi_result(tmp_path / "runs", 0.8, second=4)  # same version + files as the first: updates it
     assert import_results_dir(store, tmp_path / "runs") == 4
-    frame = tables.leaderboard_frame(store.list_results(), columns())
+    frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 3
     shown = {(row["Version"], row["Revision"]): row["ipi macro_f1"] for _, row in frame.iterrows()}
     assert shown == {("1.0.0", f"files:{FP[:8]}"): 0.8, ("1.1.0", f"files:{FP[:8]}"): 0.6,

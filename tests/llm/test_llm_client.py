@@ -1,11 +1,12 @@
-"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (no mocks), and
-the same behaviour through the direct OpenAI-compatible transport (``transport=http``): every test that
-builds its client with ``client_for`` runs once per transport."""
+"""LLMClient against a real loopback HTTP server, through the real litellm + OpenAI SDK stack (``transport=litellm``,
+no mocks), and the same behaviour through the direct OpenAI-compatible transport (``transport=http``, what
+``transport=auto`` picks for a base_url like the stub's): every test runs once per transport."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -49,7 +50,7 @@ def transport(request):
 
 
 def client_for(server: StubServer, extra: str = "", model: str = "openai/gpt-4o-mini", **kw) -> LLMClient:
-    wire = ",transport=http" if TRANSPORT["name"] == "http" else ""
+    wire = f",transport={TRANSPORT['name']}"
     return LLMClient(f"{model},base_url={server.base_url},api_key=sk-test{extra}{wire}", backoff_base_s=0.01, **kw)
 
 
@@ -226,8 +227,10 @@ def test_reasoning_model_drops_temperature_and_records_it(stub):
 
 def test_custom_base_url_never_receives_the_provider_env_key(monkeypatch, stub):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
-    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url}").complete_many([req("x")])
-    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url},api_key_env=OPENAI_API_KEY").complete_many([req("y")])
+    wire = f",transport={TRANSPORT['name']}"
+    LLMClient(f"openai/gpt-4o-mini,base_url={stub.base_url}{wire}").complete_many([req("x")])
+    with_env_key = f"openai/gpt-4o-mini,base_url={stub.base_url},api_key_env=OPENAI_API_KEY{wire}"
+    LLMClient(with_env_key).complete_many([req("y")])
     auth = [h["authorization"] for h in stub.request_headers]
     assert auth == ["Bearer sk-sciprobe-no-key", "Bearer sk-real-openai-key"]
 
@@ -277,3 +280,36 @@ def test_timeout_bounds_the_whole_call_even_when_the_answer_drips():
         [out] = client.complete_many([req("drip")])
     # without a deadline over the whole call the drip would arrive whole (no read timeout fires between chunks)
     assert not out.ok and out.error.startswith("Timeout: ")
+
+
+def test_batches_reuse_their_connections_and_sync_calls_work_from_any_thread(stub):
+    client = client_for(stub, ",concurrency=1")
+    for batch in range(3):  # e.g. the rounds of a tournament
+        client.complete_many([req(f"round {batch} q{i}") for i in range(2)])
+    peers = {entry["peer"] for entry in stub.log}
+    # http: one kept-alive connection across the batches; litellm: a loop, hence a connection, per batch
+    # (sciprobe.llm.loop says why)
+    assert stub.count == 6 and len(peers) == (1 if TRANSPORT["name"] == "http" else 3)
+
+    async def from_a_coroutine_on_the_client_loop():
+        return client.complete_many([req("nested")])  # cannot block the loop it runs on: falls back, no deadlock
+
+    from sciprobe.llm import loop
+
+    [nested] = loop.run(from_a_coroutine_on_the_client_loop())
+    with ThreadPoolExecutor(max_workers=3) as pool:  # several threads share the one client loop
+        texts = list(pool.map(lambda i: client.complete_many([req(f"thread {i}")])[0].text, range(3)))
+    assert nested.text == "echo: nested" and texts == [f"echo: thread {i}" for i in range(3)]
+
+
+def test_each_client_keeps_its_own_bound_batch_after_batch():
+    # litellm caches its provider clients per event loop, not per session: clients of one deployment must not
+    # end up sharing a session (or litellm's unbounded one) on a loop that outlives a batch
+    with StubServer(reply=echo, latency_s=0.1) as server:
+        for concurrency in (1, 4):
+            client = client_for(server, f",concurrency={concurrency}")
+            for batch in range(2):
+                server.reset()
+                client.complete_many([req(f"c{concurrency} b{batch} q{i}") for i in range(3 * concurrency)])
+                assert server.max_in_flight == concurrency, (concurrency, batch)
+            del client  # a collected client's session closes; the next client's bound must not depend on it

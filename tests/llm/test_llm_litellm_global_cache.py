@@ -12,9 +12,29 @@ def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(litellm, "cache", Cache(type="disk", disk_cache_dir=str(tmp_path / "litellm-cache")))
     with StubServer(reply=lambda body: "pong") as server:
-        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test")
+        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm")
         requests = [Request.of([{"role": "user", "content": "ping"}], {"temperature": 0})]
         first = client.complete_many(requests)
-        second = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test").complete_many(requests)
+        second = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm").complete_many(
+            requests)
         assert [c.text for c in first + second] == ["pong", "pong"]
         assert server.count == 2  # no litellm cache in between (sciprobe's own cache is off here)
+
+
+def test_litellm_on_another_loop_leaves_no_pending_task_noise(caplog):
+    """litellm's logging worker follows the last loop it was called from; the one it leaves behind on the client
+    loop (sciprobe.llm.loop) is collected quietly."""
+    import asyncio
+    import gc
+    import logging
+
+    with StubServer(reply=lambda body: "pong") as server:
+        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm")
+        ask = [Request.of([{"role": "user", "content": "ping"}])]
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            assert client.complete_many(ask)[0].text == "pong"  # the worker starts on the client loop
+            asyncio.run(litellm.acompletion(model="openai/stub", api_base=server.base_url, api_key="sk-test",
+                                            messages=[{"role": "user", "content": "elsewhere"}], caching=False))
+            assert client.complete_many(ask + [Request.of([{"role": "user", "content": "again"}])])[1].text == "pong"
+            gc.collect()
+    assert not [r for r in caplog.records if "Task was destroyed" in r.getMessage()]

@@ -35,7 +35,11 @@ def test_parse_all_keys_with_types():
     [
         ("openai/x,colour=blue", "unknown key 'colour'"),
         ("openai/x,concurrency=many", "concurrency must be an integer"),
-        ("openai/x,timeout=soon", "timeout must be a number"),
+        ("openai/x,timeout=soon", "timeout must be a finite number"),
+        ("openai/x,timeout=nan", "timeout must be a finite number"),
+        ("openai/x,rpm=inf", "rpm must be a finite number"),
+        ("openai/x,max_response_mb=0", "max_response_mb must be in (0, 4096]"),
+        ("openai/x,max_response_mb=1e9", "max_response_mb must be in (0, 4096]"),
         ("openai/x,temperature", "expected key=value"),
         ("openai/x,max_tokens=", "empty value"),
         ("openai/x,concurrency=2,concurrency=3", "given twice"),
@@ -137,3 +141,34 @@ def test_literal_api_key_never_printed():
     assert "sk-very-secret" not in spec.to_string()
     assert spec.to_string() == "openai/x,concurrency=4"
     assert ModelSpec.parse(spec.to_string()).concurrency == 4
+
+
+@pytest.mark.parametrize(
+    "text, transport",
+    [
+        # an OpenAI-compatible server: posted to directly (litellm would send the same body, at ~10x the CPU)
+        ("openai/judge,base_url=http://127.0.0.1:9/v1", "http"),
+        ("hosted_vllm/meta-llama/Llama-3-8B,base_url=http://gpu:8000/v1", "http"),
+        # what needs litellm's translation keeps it: providers' own endpoints, other providers, reasoning models
+        ("openai/gpt-4o-mini", "litellm"),
+        ("anthropic/claude-3-5-haiku-latest,base_url=http://proxy/v1", "litellm"),
+        ("openai/o3-mini,base_url=http://127.0.0.1:9/v1", "litellm"),
+        ("openai/gpt-5-mini,base_url=http://127.0.0.1:9/v1", "litellm"),
+        ("gpt-4o,base_url=http://127.0.0.1:9/v1", "http"),  # a bare OpenAI name: litellm routes it as openai/
+        # an explicit choice always wins
+        ("openai/judge,base_url=http://127.0.0.1:9/v1,transport=litellm", "litellm"),
+        ("openai/o3-mini,base_url=http://127.0.0.1:9/v1,transport=http", "http"),
+        ("anthropic/claude-3-5-haiku-latest,base_url=http://proxy/v1,transport=http", "http"),
+    ],
+)
+def test_auto_transport_posts_directly_only_where_litellm_translates_nothing(text, transport):
+    spec = ModelSpec.parse(text)
+    assert spec.resolved_transport == transport
+    assert ("transport=" in spec.to_string()) == ("transport=" in text)  # auto is the default: not printed
+
+
+def test_transport_http_needs_a_base_url():
+    with pytest.raises(SciprobeError, match="transport=http needs base_url"):
+        ModelSpec.parse("openai/gpt-4o-mini,transport=http")
+    with pytest.raises(SciprobeError, match="transport must be one of auto, litellm, http"):
+        ModelSpec.parse("openai/gpt-4o-mini,transport=grpc")

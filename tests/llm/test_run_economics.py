@@ -102,7 +102,10 @@ def test_max_calls_stops_within_the_limit_writes_partial_results_and_resumes(tmp
         details = pq.read_table(out / i3["details"]).to_pylist()
         refused = [d for d in details if (d.get("error") or "").startswith("BudgetExhausted: max_calls=20")]
         assert len(refused) == incomplete["skipped_calls"] > 0  # recorded with the reason, not lost
-        assert len(details) == results["results"]["idrbench:i3_set1|0"]["n_items"]
+        # an item whose call was never sent is no wrong answer: every score stands on the answered items only
+        assert all(d["parse_path"] == "error" for d in refused)
+        assert len(details) - len(refused) == results["results"]["idrbench:i3_set1|0"]["n_items"]
+        assert i3["provenance"]["call_failures"]["kinds"] == {"BudgetExhausted": len(refused)}
         assert results["sciprobe"]["ledger"]["sent"] == 20
         first = stub.count
         assert main(["evaluate", *IDR_TASKS, "--model", model, "--output-dir", str(tmp_path / "full")]) == 0
@@ -219,9 +222,11 @@ def test_client_rpm_paces_real_requests(tmp_path):
     assert pacer.starts == pytest.approx([0.0] + [0.025 + 0.05 * k for k in range(10)])
 
 
-def test_429_pauses_and_retries_then_succeeds():
+@pytest.mark.parametrize("transport", ["litellm", "http"])
+def test_429_pauses_and_retries_then_succeeds(transport):
     with StubServer(status_script=[429]) as stub:
-        client = LLMClient(f"openai/limited,base_url={stub.base_url},api_key=x,rpm=6000", backoff_base_s=0.01)
+        spec = f"openai/limited-{transport},base_url={stub.base_url},api_key=x,rpm=6000,transport={transport}"
+        client = LLMClient(spec, backoff_base_s=0.01)
         [completion] = client.complete_many([Request.of([{"role": "user", "content": "hi"}])])
         assert completion.ok and completion.attempts == 2
         assert client._backend.pacer.pauses == 1
@@ -246,13 +251,16 @@ class _QuotaHandler(http.server.BaseHTTPRequestHandler):
         return
 
 
-def test_quota_exhaustion_fails_fast_with_one_clear_error():
+@pytest.mark.parametrize("transport", ["litellm", "http"])
+def test_quota_exhaustion_fails_fast_with_one_clear_error(transport):
+    _QuotaHandler.hits = 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuotaHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        client = LLMClient(f"openai/broke,base_url={url},api_key=x,concurrency=1,max_retries=5", backoff_base_s=0.01)
+        client = LLMClient(f"openai/broke,base_url={url},api_key=x,concurrency=1,max_retries=5,transport={transport}",
+                           backoff_base_s=0.01)
         with pytest.raises(SciprobeError, match="quota exhausted for openai/broke"):
             client.complete_many([Request.of([{"role": "user", "content": f"q{i}"}]) for i in range(5)])
         assert _QuotaHandler.hits == 1  # no retry, no further call: waiting cannot cure an empty account

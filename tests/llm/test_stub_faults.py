@@ -1,5 +1,6 @@
 """The loopback stub's misbehaviour modes (fault injection, rate limits, tool calls, streaming), each checked
-through the real client stack: LLMClient -> litellm -> OpenAI SDK / aiohttp -> socket -> StubServer."""
+through the real client stack: LLMClient -> litellm -> OpenAI SDK / aiohttp -> socket -> StubServer (the litellm
+transport explicitly: ``transport=auto`` would post to the stub directly; test_llm_client covers both)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def echo(body: dict) -> str:
 
 
 def client_for(server: StubServer, extra: str = "", timeout: float = TIMEOUT_S, **kw) -> LLMClient:
-    spec = f"openai/stub-model,base_url={server.base_url},api_key=x,timeout={timeout}{extra}"
+    spec = f"openai/stub-model,base_url={server.base_url},api_key=x,timeout={timeout},transport=litellm{extra}"
     return LLMClient(spec, backoff_base_s=0.01, **kw)
 
 

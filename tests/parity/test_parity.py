@@ -137,6 +137,22 @@ def _sgi_deep_research(case: dict) -> None:
     assert_same(report.values["per_item"][0], want["exact_match"], "exact_match")
 
 
+@checker("sgi_llm_judge")
+def _sgi_llm_judge(case: dict) -> None:
+    from sciprobe.scoring.sgi.deep_research import answer_judge_accuracy, exact_match_item
+
+    spec, want = case["input"], case["upstream"]
+    em = exact_match_item(spec["reference"], spec["response"], spec["parser"], "official")
+    assert_same(em, want["exact_match"], "exact_match")
+    # sciprobe asks the judge only about answered items; a failed generation without an exact match scores 0 and
+    # counts as failed (upstream asks the judge about the answer "None", which a judge scores 0)
+    reply = spec["judge_reply"] if spec["response"] is not None else None
+    report = answer_judge_accuracy([reply], [em], "official")
+    assert_same(report.values["per_item"][0], want["llm_judge"], "llm_judge")
+    not_asked = spec["response"] is None and not em
+    assert_same(report.coverage.n_failed == 1, want["judge_error"] or not_asked, "failed verdict")
+
+
 @checker("sgi_wet_experiment")
 def _sgi_wet(case: dict) -> None:
     from sciprobe.scoring.sgi._common import official_model_answer

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -102,7 +103,7 @@ def test_dev_subsets_are_deterministic_samples(built, release):
     train = datasets.load_dataset(str(built), "collaborator_prediction", split="train")
     assert set(dev["corpus_id"]) <= set(train["corpus_id"])
     again = dict(src.read_source(release, "collaborator_prediction", {"sample_seed": 42}))
-    assert [r["corpus_id"] for r in again["dev_1000"]] == dev["corpus_id"]
+    assert [cid for table in again["dev_1000"] for cid in table["corpus_id"].to_pylist()] == dev["corpus_id"]
 
 
 def test_topic_configs(built):
@@ -135,12 +136,13 @@ def test_build_report_counts_every_config(built):
     assert info["rows"]["author_publications"]["full"] > 0
 
 
-def test_reader_streams_row_iterators(release):
+def test_reader_streams_arrow_tables(release):
     pairs = list(src.read_source(release, "papers", {}))
     assert [s for s, _ in pairs] == ["train", "test"]
     assert all(not isinstance(rows, list) for _, rows in pairs)
     first = next(pairs[0][1])
-    assert set(first) == {f.name for f in PAPER_SCHEMA} | {"is_target"}
+    assert isinstance(first, pa.Table)
+    assert first.column_names == [f.name for f in PAPER_SCHEMA] + ["is_target"]
 
 
 def test_missing_release_files_are_clear_errors(tmp_path):

@@ -85,9 +85,9 @@ def test_deep_research_with_judge_reports_sla_and_parser(sgi_data: Path, tmp_pat
         judge = f"openai/judge,base_url={stub.base_url},api_key=sk-test"
         argv = ["evaluate", "sgibench:deep_research", "--model", model, "--judge", judge, "--data", str(sgi_data)]
         assert main(argv + ["--output-dir", str(tmp_path / "a")]) == 0
-        assert stub.count == 3 + 3 + 3  # answers, parser, step judge
+        assert stub.count == 3 + 3 + 3 + 1  # answers, parser, step judge, answer judge (item 2: not an exact match)
         assert main(argv + ["--output-dir", str(tmp_path / "b")]) == 0
-        assert stub.count == 9  # everything replayed from the shared response cache
+        assert stub.count == 10  # everything replayed from the shared response cache
     flat = _results(tmp_path / "b")["results"]["sgibench:deep_research|0"]
     assert flat["exact_match"] == pytest.approx(200 / 3)  # "20.0" -> parser "20" matches officially
     assert flat["exact_match_without_parser"] == pytest.approx(100 / 3)
@@ -113,7 +113,9 @@ def test_deep_research_judge_panel_averages_and_parser_can_be_disabled(sgi_data:
                                     output_dir=tmp_path, judge=";".join(panel), modes=["official"],
                                     per_task={"sgibench:deep_research": {"answer_parser": False}})
         _, results = evaluate(request)
-        assert stub.count == 3 + 3 + 3  # answers + two step judges, no parser
+        # answers + two step judges, no parser; the answer judge (both judges) for items 0 ("20.0" is no exact
+        # match without the parser) and 2
+        assert stub.count == 3 + 3 + 3 + 2 * 2
     report = results[0].scores["official"]
     assert report.values["step_level_accuracy_by_judge"] == {"openai/judge": pytest.approx(100 / 3),
                                                               "openai/judge2": pytest.approx(200 / 3)}

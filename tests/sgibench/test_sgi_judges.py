@@ -3,7 +3,6 @@ replies, exceptions, position swapping, retries; and the real offline MiniLM emb
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -175,4 +174,5 @@ def test_real_minilm_objective_terms() -> None:
     for key in idea.DIMENSIONS:
         assert 0.0 <= terms[key] <= 10.0
     assert terms["repetition_penalty"] > 5  # three identical sentences
-    assert re.fullmatch(r"\d+\.\d{1,2}", str(terms["effectiveness"]))  # official rounding to 2 decimals
+    # official terms are left unrounded, as upstream (SGI-Bench@8268d43 rounds only the final means)
+    assert terms["effectiveness"] > 0 and terms["effectiveness"] != round(terms["effectiveness"], 2)

@@ -19,7 +19,8 @@ from typing import Any, Mapping, Sequence
 from sciprobe.benchmarks.idrbench import parsing, prompts
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.source import read_source
-from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
+from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
 
 CITATION = """
 @inproceedings{shen26d,
@@ -122,8 +123,10 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     normalised over the gold papers in the top 10); corrected: expected rank over ties, nDCG@k over
     min(k, |gold|), duplicate titles rejected.
     """
+    from sciprobe.benchmarks.idrbench.i2r import mode_view
     from sciprobe.scoring.ranking import idrbench_official_ranking, ranking_metrics
 
+    records = mode_view(records, mode)  # replayed comparisons: each mode's own tournament
     if mode == "official":
         kept = _not_excluded(records)
         return idrbench_official_ranking([r["standings"] for r in kept], [r["gold"] for r in kept],
@@ -136,34 +139,88 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     return report
 
 
+def classification_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+                         headline: str = "") -> Any:
+    """Macro-F1 as a statistic over items (confidence intervals, breakdowns, ``sciprobe compare``): official keeps
+    the parsed answers of the non-excluded papers, strict imputes an unparsable answer as wrong."""
+    from sciprobe.scoring.item_scores import binary_f1_items
+
+    gold = [r["gold"] == "yes" for r in records]
+    if mode == "official":
+        kept = {id(r) for r in _not_excluded(records)}
+        pred = [None if id(r) not in kept or r.get("official") is None else r["official"] == "yes" for r in records]
+        failed = [id(r) in kept and r.get("official") is None for r in records]
+        return binary_f1_items(gold, pred, failed, official=True)
+    failed = [r.get("prediction") is None for r in records]
+    pred = [(not g) if f else r["prediction"] == "yes" for r, g, f in zip(records, gold, failed)]
+    return binary_f1_items(gold, pred, failed, official=False)
+
+
+def i2r_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+              headline: str = "") -> Any:
+    """MRR as the mean of the per-query reciprocal ranks the scorer reports (official: over the non-excluded
+    papers); compared between runs with the paper's Wilcoxon signed-rank test."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    rr = iter(report.values.get("per_query_rr") or [])
+    kept = {id(r) for r in (_not_excluded(records) if mode == "official" else records)}
+    values = [next(rr) if id(r) in kept else None for r in records]
+    return mean_items(values, [r.get("standings") is None for r in records], test="wilcoxon")
+
+
+def _sides_disciplines(row: Mapping) -> list[str]:
+    return sorted(set(row.get("side_b_disciplines") or []) | set(row.get("side_c_disciplines") or []))
+
+
+IPI_BREAKDOWNS = (Breakdown("disciplines", "discipline"),)
+I3_BREAKDOWNS = (Breakdown("disciplines", "discipline (either side)", _sides_disciplines),
+                 Breakdown("sides_share_discipline", "sides share a discipline"))
+I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
+                            lambda row: list((row.get("seed") or {}).get("disciplines") or [])),
+                  Breakdown("research_type", "research type"),
+                  Breakdown("n_targets", "gold papers", lambda row: len(row.get("targets") or [])))
+
+
 # ---------------------------------------------------------------- tasks
 
-def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str) -> TaskSpec:
+_PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
+
+
+def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str,
+                         upstream_prompt: str) -> TaskSpec:
     return TaskSpec(
         name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
         metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
-        record_fields=("pa_id",), prediction_labels=("yes", "no"))
+        record_fields=("pa_id", *(("disciplines",) if config == "ipi" else ("sides_share_discipline",))),
+        prediction_labels=("yes", "no"), breakdowns=IPI_BREAKDOWNS if config == "ipi" else I3_BREAKDOWNS,
+        item_scores=classification_items, upstream_prompt=_PROMPTS + upstream_prompt,
+        leaderboard_mode="strict")  # official drops unparsable answers: answering only easy items would pay
 
 
 TASKS = {
     "ipi": _classification_task("ipi", "ipi", 0, prompts.ipi_messages, parsing.parse_ipi,
-                                "IDR paper identification (Macro-F1)"),
+                                "IDR paper identification (Macro-F1)", "ipi_prompts"),
     "ipi_5shot": _classification_task("ipi_5shot", "ipi", 5, prompts.ipi_messages, parsing.parse_ipi,
-                                      "IDR paper identification (Macro-F1)"),
+                                      "IDR paper identification (Macro-F1)", "ipi_fewshot_prompts"),
     "i3_set1": _classification_task("i3_set1", "i3_set1", 0, prompts.i3_messages, parsing.parse_i3,
-                                    "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+                                    "IDR idea integration, Set 1 feasibility (Macro-F1)", "i3_prompts"),
     "i3_set1_3shot": _classification_task("i3_set1_3shot", "i3_set1", 3, prompts.i3_messages, parsing.parse_i3,
-                                          "IDR idea integration, Set 1 feasibility (Macro-F1)"),
+                                          "IDR idea integration, Set 1 feasibility (Macro-F1)",
+                                          "i3_fewshot_prompts"),
     "i3_set2": _classification_task("i3_set2", "i3_set2", 0, prompts.i3_messages, parsing.parse_i3,
-                                    "IDR idea integration, Set 2 awareness (Macro-F1)"),
+                                    "IDR idea integration, Set 2 awareness (Macro-F1)", "i3_prompts"),
     "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, prompts.i3_messages, parsing.parse_i3,
-                                          "IDR idea integration, Set 2 awareness (Macro-F1)"),
+                                          "IDR idea integration, Set 2 awareness (Macro-F1)",
+                                          "i3_fewshot_prompts"),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
         metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
-        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr"),
+        generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr",
+        upstream_prompt=_PROMPTS + "i2r_prompts", record_fields=("pa_id", "research_type"),
+        breakdowns=I2R_BREAKDOWNS, item_scores=i2r_items, cluster_field="pa_id",
+        leaderboard_mode="corrected"),  # expected rank over ties: no alphabetical tie-break to lean on
 }
 
 CARD_SECTIONS = {
@@ -217,4 +274,8 @@ BENCHMARK = Benchmark(
     card_sections=CARD_SECTIONS,
     # the demo: 8 items per classification task (the CLI's --limit) and one I2R tournament, official only
     demo={"ipi": {}, "i3_set1": {}, "i3_set2": {}, "i2r": {"modes": ["official"], "limit": 1}},
+    upstream=UPSTREAM,
+    upstream_logs="sciprobe.benchmarks.idrbench.upstream_logs:read_logs",
+    baselines="sciprobe.benchmarks.idrbench.baselines:baselines",
+    report_figures="sciprobe.benchmarks.idrbench.report_figures:figures",
 )

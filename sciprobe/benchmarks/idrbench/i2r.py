@@ -2,8 +2,13 @@
 lockstep, so each round's comparisons (of every instance) go to the client as one batch
 (shared/spec/idrbench.md §2.3, §5.2). I2R plays one tournament per requested mode (their pairings differ).
 
-A predictions file gives each instance's final ranking instead (``{"id", "ranking": [titles, best first],
-"scores": [points]}``; scores optional), scored without any model call.
+A predictions file gives, per instance, either its final ranking (``{"id", "ranking": [titles, best first],
+"scores": [points]}``; scores optional) or the stored comparison replies of a tournament (``{"id", "comparisons":
+[{"paper_1": title, "paper_2": title, "response": reply text or null}, ...]}``; the ``matches`` column of an
+evaluate run's details has this shape, extra keys such as ``round`` are ignored). Comparisons are replayed: the
+tournament is played again in every mode, and each pairing it makes takes the next stored reply for that
+(Paper 1, Paper 2) title pair, read by that mode's parser; a pairing with no stored reply leaves the instance
+unscored (its error says which). Either way no model is called.
 
 Modes: ``official`` reads answers with the official regex and applies upstream's case-sensitive winner
 check (``paper 1`` in lower case gives Paper 2 the point); ``corrected`` uses the tolerant parser and a
@@ -13,13 +18,14 @@ case-insensitive check. Either way an unparsable answer or a failed call gives n
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sciprobe.benchmarks.idrbench.parsing import parse_i2r
 from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
 from sciprobe.declaration import Runner, TaskSpec
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import CALL_FAILED, unanswered
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
 from sciprobe.numbers import finite_number
 from sciprobe.runners.swiss import SwissTournament
@@ -46,8 +52,12 @@ def winner_for(mode: str, text: str | None) -> tuple[int | None, str]:
 
 
 def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, mode: str = "official",
-            rounds: int = 10, critical: bool = True) -> tuple[list[dict[str, Any]], str, int]:
-    """Returns (per-instance records, prompt hash over every comparison asked, number of calls)."""
+            rounds: int = 10, critical: bool = True,
+            comparison_messages: Callable[..., list[dict[str, str]]] = i2r_comparison_messages
+            ) -> tuple[list[dict[str, Any]], str, int]:
+    """Returns (per-instance records, prompt hash over every comparison asked, number of calls).
+    ``comparison_messages(seed, paper_1, paper_2, critical=...)`` builds one comparison's prompt (sciprobe's
+    wording, or upstream's with ``--prompts upstream``)."""
     if mode not in ("official", "corrected"):
         raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
     players = [_players(r) for r in rows]
@@ -68,8 +78,8 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
                 game.record([])
                 continue
             for match in matches:
-                messages = i2r_comparison_messages(rows[k]["seed"], players[k][match.paper_1],
-                                                   players[k][match.paper_2], critical=critical)
+                messages = comparison_messages(rows[k]["seed"], players[k][match.paper_1],
+                                               players[k][match.paper_2], critical=critical)
                 requests.append(Request.of(messages, dict(params), item_id=str(rows[k]["id"])))
                 batch.append((k, match))
         if not requests:
@@ -79,7 +89,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
         prompt_digest.append(sha256_hex(canonical_json([list(r.messages) for r in requests])))
         results: dict[int, list[int | None]] = {}
         for (k, match), completion in zip(batch, completions):
-            winner, path = winner_for(mode, completion.text if completion.ok else None)
+            winner, path = winner_for(mode, completion.text) if completion.ok else (None, unanswered(completion).path)
             results.setdefault(k, []).append(winner)
             logs[k].append({"round": match.round, "paper_1": games[k].titles[match.paper_1],
                             "paper_2": games[k].titles[match.paper_2], "winner": winner, "parse_path": path,
@@ -89,6 +99,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
     records = []
     for row, game, log in zip(rows, games, logs):
         standings = game.standings()
+        failed = [m for m in log if m["parse_path"] == CALL_FAILED]
         records.append({
             "id": str(row["id"]),
             "pa_id": row.get("pa_id"),
@@ -100,8 +111,85 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             "n_errors": sum(1 for m in log if m["parse_path"] == "error"),
             "byes": json.dumps([[r, game.titles[p]] for r, p in game.byes], ensure_ascii=False),
             "matches": json.dumps(log, ensure_ascii=False),
+            # a tournament with a comparison that got no answer is no evidence of the model's ranking: the
+            # instance is left out of the score (sciprobe.evidence) and a rerun replays the answered ones
+            "parse_path": CALL_FAILED if failed else "played",
+            "error": (f"{failed[0]['error']} ({len(failed)} of {len(log)} comparisons got no answer)"
+                      if failed else None),
         })
     return records, sha256_hex(canonical_json(prompt_digest)), n_calls
+
+
+def replay_tournament(row: Mapping, comparisons: Sequence[Mapping[str, Any]], mode: str, *,
+                      rounds: int = 10) -> dict[str, Any]:
+    """Play ``row``'s tournament again in ``mode`` from stored comparison replies (no model call): standings,
+    points and the match log, or ``error`` when a pairing has no stored reply."""
+    from collections import deque
+
+    if mode not in ("official", "corrected"):
+        raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
+    stored: dict[tuple[str, str], deque] = {}
+    for comparison in comparisons:
+        stored.setdefault((comparison["paper_1"], comparison["paper_2"]), deque()).append(comparison.get("response"))
+    titles = [p["title"] for p in _players(row)]
+    game = SwissTournament(titles, rounds, "title" if mode == "official" else "index")
+    log: list[dict[str, Any]] = []
+    while not game.finished:
+        matches = game.next_round()
+        winners: list[int | None] = []
+        for match in matches:
+            pair = (titles[match.paper_1], titles[match.paper_2])
+            if not stored.get(pair):
+                return {"standings": None, "scores": None, "matches": log,
+                        "error": f"round {match.round}: no stored reply for Paper 1 {pair[0][:60]!r} vs Paper 2 "
+                                 f"{pair[1][:60]!r} (the stored run paired differently)"}
+            text = stored[pair].popleft()
+            winner, path = winner_for(mode, text)
+            winners.append(winner)
+            log.append({"round": match.round, "paper_1": pair[0], "paper_2": pair[1], "winner": winner,
+                        "parse_path": path, "response": text})
+        game.record(winners)
+    standings = game.standings()
+    return {"standings": [t for t, _ in standings], "scores": [float(p) for _, p in standings], "matches": log,
+            "error": None}
+
+
+def _comparisons(item: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    comparisons = item["comparisons"]
+    if "ranking" in item:
+        raise SciprobeError(f"{where}: give either \"ranking\" or \"comparisons\", not both")
+    if not isinstance(comparisons, list):
+        raise SciprobeError(f"{where}: \"comparisons\" must be a list of {{paper_1, paper_2, response}}")
+    for k, c in enumerate(comparisons):
+        if not (isinstance(c, Mapping) and isinstance(c.get("paper_1"), str) and isinstance(c.get("paper_2"), str)
+                and (c.get("response") is None or isinstance(c.get("response"), str))):
+            raise SciprobeError(f"{where}: comparisons[{k}] must be {{\"paper_1\": title, \"paper_2\": title, "
+                                "\"response\": text or null}")
+    return comparisons
+
+
+def replayed_record(row: Mapping, comparisons: Sequence[Mapping[str, Any]],
+                    modes: Sequence[str] = ("official", "corrected")) -> dict[str, Any]:
+    """One record from stored comparisons: the first mode's standings on the record, every mode's replay under
+    ``by_mode`` (:func:`mode_view` picks it when scoring)."""
+    replays = {mode: replay_tournament(row, comparisons, mode) for mode in modes}
+    first = replays[modes[0]]
+    return {"id": str(row["id"]), "pa_id": row.get("pa_id"), "gold": [t["title"] for t in row["targets"]],
+            "standings": first["standings"], "scores": first["scores"], "error": first["error"],
+            "n_comparisons": len(comparisons), "matches": json.dumps(first["matches"], ensure_ascii=False),
+            "by_mode": json.dumps({m: {k: r[k] for k in ("standings", "scores", "error")} for m, r in replays.items()},
+                                  ensure_ascii=False)}
+
+
+def mode_view(records: Sequence[Mapping[str, Any]], mode: str) -> list[Mapping[str, Any]]:
+    """Records as ``mode`` scores them: a replayed record's ``by_mode[mode]`` standings replace its own."""
+    out = []
+    for record in records:
+        by_mode = record.get("by_mode")
+        if isinstance(by_mode, str):
+            by_mode = json.loads(by_mode)
+        out.append({**record, **by_mode[mode]} if isinstance(by_mode, Mapping) and mode in by_mode else record)
+    return out
 
 
 def candidates(row: Mapping) -> list[str]:
@@ -121,6 +209,9 @@ def ranking_records(rows: Sequence[Mapping], preds: Mapping[str, Mapping]) -> li
                             "error": "no prediction submitted"})
             continue
         where = f"ranking for id {row['id']!r}"
+        if "comparisons" in item:
+            records.append(replayed_record(row, _comparisons(item, where)))
+            continue
         ranking = item.get("ranking")
         if not isinstance(ranking, list) or not all(isinstance(t, str) for t in ranking):
             raise SciprobeError(f"{where}: \"ranking\" must be a list of candidate titles")
@@ -151,7 +242,9 @@ class SwissRunner(Runner):
 
         results = []
         for mode in ctx.modes:
-            records, phash, n_calls = run_i2r(ctx.data.rows, ctx.client, ctx.params, mode=mode)
+            records, phash, n_calls = run_i2r(ctx.data.rows, ctx.client, ctx.params, mode=mode,
+                                              comparison_messages=ctx.prompt("comparison_messages",
+                                                                             i2r_comparison_messages))
             results.append(TaskResult(ctx.ref if mode == ctx.modes[0] else f"{ctx.ref}:{mode}", 0,
                                       {mode: ctx.task.score(records, mode)}, records,
                                       {**ctx.base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode},
@@ -159,7 +252,7 @@ class SwissRunner(Runner):
         return results
 
     def prediction_fields(self, task: TaskSpec) -> tuple[str, ...]:
-        return ("ranking", "scores")
+        return ("ranking", "scores", "comparisons")
 
     def records_from_predictions(self, task: TaskSpec, rows: Sequence[Mapping],
                                  predictions: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -12,12 +12,20 @@ Quirks handled here, each recorded in the dataset card:
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from sciprobe.errors import SciprobeError
+from sciprobe.release_files import (
+    check_unique_ids,
+    get_field,
+    json_records,
+    parse_release_date,
+    shown,
+    text,
+    text_list,
+)
 
 DISCIPLINES = (
     "Computer Science, Electrical Engineering and Systems Science",
@@ -61,6 +69,14 @@ def normalize_id(raw: Any) -> str:
     return text
 
 
+def _id(value: Any, where: str, key: str) -> str:
+    """An id field: text, or a JSON float (the release stores some arXiv ids as numbers); nothing else."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (str, float))):
+        raise SciprobeError(f"{where}: field {key!r} must be an id (text), got {type(value).__name__} "
+                            f"{shown(value)}")
+    return normalize_id(value)
+
+
 def arxiv_month(arxiv_id: str) -> str | None:
     """``2411.05236`` -> ``2024-11-01``; None for anything that is not a new-style arXiv id."""
     match = _NEW_ID.match(arxiv_id or "")
@@ -79,68 +95,69 @@ def disciplines_of(categories: list[str]) -> list[str]:
     return list(dict.fromkeys(discipline_of(c) for c in categories))
 
 
-def clean(text: Any, normalize: bool) -> str:
-    text = "" if text is None else str(text)
-    return " ".join(text.split()) if normalize else text
+def clean(value: Any, normalize: bool, where: str = "record", key: str = "text") -> str:
+    """A text field (None -> ""), whitespace-normalised when ``normalize``; a non-string is refused."""
+    value = text(value, where, key) or ""
+    return " ".join(value.split()) if normalize else value
 
 
-def _flatten(value: Any) -> list[str]:
+def _flatten(value: Any, where: str, key: str) -> list[str]:
+    """Strings of a string, a list of strings or a list of lists of strings (the release mixes them)."""
     if value is None:
         return []
     if isinstance(value, str):
         return [value]
+    if not isinstance(value, list):
+        raise SciprobeError(f"{where}: field {key!r} must be text or a list of text, got {shown(value)}")
     out: list[str] = []
     for item in value:
-        out.extend(_flatten(item))
+        if isinstance(item, list):
+            out.extend(text_list(item, where, key))
+        else:
+            out.append(text(item, where, key, required=True))  # type: ignore[arg-type]
     return out
 
 
-def _load_json_list(path: Path) -> list[dict]:
+def _records(path: Path) -> list[tuple[str, dict]]:
     if not path.is_file():
         raise SciprobeError(f"missing IDRBench source file {path}")
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SciprobeError(f"malformed JSON in {path}: {exc}") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise SciprobeError(f"{path} must hold a JSON list of records")
-    return data
+    return json_records(path)
 
 
-def _field(record: Mapping, key: str, path: Path, index: int) -> Any:
-    if key not in record:
-        raise SciprobeError(f"{path.name} record {index}: missing field {key!r}")
-    return record[key]
-
-
-def _label(value: Any, path: Path, index: int) -> int:
+def _label(value: Any, where: str) -> int:
     if not isinstance(value, bool):
-        raise SciprobeError(f"{path.name} record {index}: y_true must be true/false, got {value!r}")
+        raise SciprobeError(f"{where}: y_true must be true/false, got {shown(value)}")
     return int(value)
+
+
+def _unique(rows: list[dict], places: list[str]) -> list[dict]:
+    check_unique_ids(zip((r["id"] for r in rows), places))
+    return rows
 
 
 # ---------------------------------------------------------------- IPI
 
 def ipi_rows(source: Path, normalize: bool) -> list[dict]:
     path = source / IPI_FILE
-    rows = []
-    for i, rec in enumerate(_load_json_list(path)):
-        rid = normalize_id(_field(rec, "id", path, i))
-        categories = _flatten(rec.get("categories"))
-        own_date = rec.get("date") or None
-        date = own_date or arxiv_month(rid)
+    rows, places = [], []
+    for where, rec in _records(path):
+        rid = _id(get_field(rec, "id", where), where, "id")
+        categories = _flatten(rec.get("categories"), where, "categories")
+        own_date = parse_release_date(rec.get("date"), where)
+        month = arxiv_month(rid)
         rows.append({
             "id": rid,
-            "title": clean(_field(rec, "title", path, i), normalize),
-            "abstract": clean(_field(rec, "abstract", path, i), normalize),
+            "title": clean(get_field(rec, "title", where), normalize, where, "title"),
+            "abstract": clean(get_field(rec, "abstract", where), normalize, where, "abstract"),
             "categories": categories,
             "disciplines": disciplines_of(categories),
-            "label": _label(_field(rec, "y_true", path, i), path, i),
-            "date": date,
-            "date_precision": "day" if own_date else ("month" if date else None),
+            "label": _label(get_field(rec, "y_true", where), where),
+            "date": own_date.iso if own_date else month,
+            "date_precision": own_date.precision if own_date else ("month" if month else None),
             "is_fewshot_example": rid in IPI_FEWSHOT_IDS,
         })
-    return rows
+        places.append(where)
+    return _unique(rows, places)
 
 
 def ipi_fewshot(rows: list[dict]) -> list[dict]:
@@ -153,23 +170,24 @@ def ipi_fewshot(rows: list[dict]) -> list[dict]:
 
 # ---------------------------------------------------------------- I3
 
-def _side(rec: Mapping, side: str, normalize: bool) -> list[dict]:
-    titles = list(rec.get(f"{side}_title") or [])
-    abstracts = list(rec.get(f"{side}_abstract") or [])
-    ids = _flatten(rec.get(f"{side}_id"))
-    ids = [normalize_id(x) for x in ids] + [""] * (len(titles) - len(ids))  # fewer ids than papers occurs
+def _side(rec: Mapping, side: str, normalize: bool, where: str) -> list[dict]:
+    titles = text_list(rec.get(f"{side}_title"), where, f"{side}_title")
+    abstracts = text_list(rec.get(f"{side}_abstract"), where, f"{side}_abstract")
+    ids = [_id(x, where, f"{side}_id") for x in _flatten(rec.get(f"{side}_id"), where, f"{side}_id")]
+    ids += [""] * (len(titles) - len(ids))  # fewer ids than papers occurs
     abstracts += [""] * (len(titles) - len(abstracts))
     return [{"id": ids[k], "title": clean(titles[k], normalize), "abstract": clean(abstracts[k], normalize)}
             for k in range(len(titles))]
 
 
-def _i3_row(rec: Mapping, path: Path, index: int, normalize: bool, fewshot_ids: set[str]) -> dict:
-    rid = normalize_id(_field(rec, "id", path, index))
-    label = _label(_field(rec, "y_true", path, index), path, index)
-    side_b, side_c = _side(rec, "b", normalize), _side(rec, "c", normalize)
+def _i3_row(rec: Mapping, where: str, normalize: bool, fewshot_ids: set[str]) -> dict:
+    rid = _id(get_field(rec, "id", where), where, "id")
+    label = _label(get_field(rec, "y_true", where), where)
+    side_b, side_c = _side(rec, "b", normalize, where), _side(rec, "c", normalize, where)
     if not side_b or not side_c:
-        raise SciprobeError(f"{path.name} record {index}: both sides need at least one paper")
-    b_cats, c_cats = _flatten(rec.get("b_categories")), _flatten(rec.get("c_categories"))
+        raise SciprobeError(f"{where}: both sides need at least one paper")
+    b_cats = _flatten(rec.get("b_categories"), where, "b_categories")
+    c_cats = _flatten(rec.get("c_categories"), where, "c_categories")
     b_disc, c_disc = disciplines_of(b_cats), disciplines_of(c_cats)
     if label:
         date = arxiv_month(rid)
@@ -186,8 +204,8 @@ def _i3_row(rec: Mapping, path: Path, index: int, normalize: bool, fewshot_ids: 
         "side_b_disciplines": b_disc,
         "side_c_disciplines": c_disc,
         "sides_share_discipline": bool(set(b_disc) & set(c_disc)),
-        "explanation": clean(rec.get("explanation"), normalize),
-        "research_type": rec.get("research_type"),
+        "explanation": clean(rec.get("explanation"), normalize, where, "explanation"),
+        "research_type": text(rec.get("research_type"), where, "research_type"),
         "label": label,
         "date": date,
         "date_precision": "month" if date else None,
@@ -196,11 +214,11 @@ def _i3_row(rec: Mapping, path: Path, index: int, normalize: bool, fewshot_ids: 
 
 
 def i3_rows(source: Path, config: str, normalize: bool) -> list[dict]:
-    path = source / I3_FILES[config]
     fewshot_ids = set(I3_FEWSHOT_POSITIVE_IDS)
     if config == "i3_set1":
         fewshot_ids |= set(I3_FEWSHOT_NEGATIVE_SIDES)
-    return [_i3_row(rec, path, i, normalize, fewshot_ids) for i, rec in enumerate(_load_json_list(path))]
+    records = _records(source / I3_FILES[config])
+    return _unique([_i3_row(rec, where, normalize, fewshot_ids) for where, rec in records], [w for w, _ in records])
 
 
 def i3_fewshot(source: Path, normalize: bool) -> list[dict]:
@@ -234,40 +252,52 @@ def _i2r_files(source: Path) -> list[Path]:
     return files
 
 
+def _mapping(value: Any, where: str, key: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise SciprobeError(f"{where}: field {key!r} must be an object, got {shown(value)}")
+    return value
+
+
+def _i2r_row(rec: Mapping, where: str, normalize: bool) -> dict:
+    pa_id = _id(get_field(rec, "id", where), where, "id")
+    target = _mapping(get_field(rec, "target_paper", where), where, "target_paper")
+    pool = _mapping(get_field(rec, "list", where), where, "list")
+    t_titles = text_list(target.get("title"), where, "target_paper.title")
+    d_titles = text_list(pool.get("title"), where, "list.title")
+    if not t_titles:
+        raise SciprobeError(f"{where}: target_paper has no title")
+    t_ids = [_id(x, where, "target_paper.id") for x in _flatten(target.get("id"), where, "target_paper.id")]
+    t_ids += [""] * (len(t_titles) - len(t_ids))
+    t_abs = text_list(target.get("abstract"), where, "target_paper.abstract") + [""] * len(t_titles)
+    d_abs = text_list(pool.get("abstract"), where, "list.abstract") + [""] * len(d_titles)
+    seed_cats = _flatten(rec.get("start_categories"), where, "start_categories")
+    start_id = _id(rec.get("start_id"), where, "start_id")
+    date = arxiv_month(pa_id)
+    return {
+        "id": f"{pa_id}-{start_id}",
+        "pa_id": pa_id,
+        "seed": {"id": start_id, "title": clean(rec.get("start_title"), normalize, where, "start_title"),
+                 "abstract": clean(rec.get("start_abstract"), normalize, where, "start_abstract"),
+                 "categories": seed_cats, "disciplines": disciplines_of(seed_cats)},
+        "targets": [{"id": t_ids[k], "title": clean(t_titles[k], normalize),
+                     "abstract": clean(t_abs[k], normalize)} for k in range(len(t_titles))],
+        "target_categories": _flatten(target.get("categories"), where, "target_paper.categories"),
+        "distractors": [{"title": clean(d_titles[k], normalize), "abstract": clean(d_abs[k], normalize)}
+                        for k in range(len(d_titles))],
+        "n_players": len(t_titles) + len(d_titles),
+        "research_type": text(rec.get("research_type"), where, "research_type"),
+        "date": date,
+        "date_precision": "month" if date else None,
+    }
+
+
 def i2r_rows(source: Path, normalize: bool) -> list[dict]:
-    rows = []
+    rows, places = [], []
     for path in _i2r_files(source):
-        for i, rec in enumerate(_load_json_list(path)):
-            pa_id = normalize_id(_field(rec, "id", path, i))
-            target = _field(rec, "target_paper", path, i)
-            pool = _field(rec, "list", path, i)
-            t_titles, d_titles = list(target.get("title") or []), list(pool.get("title") or [])
-            if not t_titles:
-                raise SciprobeError(f"{path.name} record {i}: target_paper has no title")
-            t_ids = [normalize_id(x) for x in _flatten(target.get("id"))]
-            t_ids += [""] * (len(t_titles) - len(t_ids))
-            t_abs = list(target.get("abstract") or []) + [""] * len(t_titles)
-            d_abs = list(pool.get("abstract") or []) + [""] * len(d_titles)
-            seed_cats = _flatten(rec.get("start_categories"))
-            start_id = normalize_id(rec.get("start_id"))
-            date = arxiv_month(pa_id)
-            rows.append({
-                "id": f"{pa_id}-{start_id}",
-                "pa_id": pa_id,
-                "seed": {"id": start_id, "title": clean(rec.get("start_title"), normalize),
-                         "abstract": clean(rec.get("start_abstract"), normalize),
-                         "categories": seed_cats, "disciplines": disciplines_of(seed_cats)},
-                "targets": [{"id": t_ids[k], "title": clean(t_titles[k], normalize),
-                             "abstract": clean(t_abs[k], normalize)} for k in range(len(t_titles))],
-                "target_categories": _flatten(target.get("categories")),
-                "distractors": [{"title": clean(d_titles[k], normalize), "abstract": clean(d_abs[k], normalize)}
-                                for k in range(len(d_titles))],
-                "n_players": len(t_titles) + len(d_titles),
-                "research_type": rec.get("research_type"),
-                "date": date,
-                "date_precision": "month" if date else None,
-            })
-    return rows
+        for where, rec in _records(path):
+            rows.append(_i2r_row(rec, where, normalize))
+            places.append(where)
+    return _unique(rows, places)
 
 
 # ---------------------------------------------------------------- entry point

@@ -22,7 +22,8 @@ from typing import Any
 
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.source import read_source
-from sciprobe.declaration import Benchmark, Command, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.prescience.upstream import UPSTREAM
+from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
 
 CITATION = """
 @misc{prescience2026,
@@ -192,6 +193,65 @@ def _contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
     return {"title": row.get("title") or "", "abstract": row.get("abstract") or ""}
 
 
+# ---------------------------------------------------------------- headlines as statistics over items
+Records = Sequence[Mapping[str, Any]]
+
+
+def ranking_items(records: Records, mode: str, report: Any, headline: str = "") -> Any:
+    """nDCG@1000: the mean of the scorer's per-query nDCG."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    return mean_items(report.values["per_query_ndcg"], [r.get("prediction") is None for r in records])
+
+
+def citation_items(records: Records, mode: str, report: Any, headline: str = "") -> Any:
+    """MAE: the mean absolute error over the items with a prediction."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    failed = [r.get("prediction") is None for r in records]
+    return mean_items([None if f else abs(float(r["prediction"]) - float(r["gold"])) for r, f in zip(records, failed)],
+                      failed)
+
+
+def trend_items(records: Records, mode: str, report: Any, headline: str = "") -> Any:
+    """Δ-share R² over units (a missing or negative count predicts 0, as the scorer)."""
+    from sciprobe.scoring.item_scores import delta_share_r2_items
+
+    failed = [r.get("prediction") is None for r in records]
+    pred = [0.0 if f else max(float(r["prediction"]), 0.0) for r, f in zip(records, failed)]
+    params = dict(report.params)
+    return delta_share_r2_items(pred, [float(r["gold"]) for r in records], [float(r["history"]) for r in records],
+                                failed, **params)
+
+
+def contribution_items(records: Records, mode: str, report: Any, headline: str = "") -> Any:
+    """LACER (the per-id mean over the judges, ids every judge scored) or ROUGE-L, whichever the result reports."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    if headline == "lacer":
+        per_id = report.values.get("lacer_per_item")
+        if report.values.get("lacer") is None or per_id is None:
+            return None
+        values = [per_id.get(str(r["id"])) for r in records]
+        return mean_items(values, [v is None for v in values])
+    return mean_items(report.values["per_item_rougeL"], [r.get("prediction") is None for r in records])
+
+
+def _team_size(n: int) -> str:
+    return "1" if n <= 1 else "2" if n == 2 else "3-4" if n <= 4 else "5-9" if n <= 9 else "10+"
+
+
+def _quarter(row: Mapping[str, Any]) -> str | None:
+    date = str(row.get("date") or "")
+    return f"{date[:4]}-Q{(int(date[5:7]) - 1) // 3 + 1}" if len(date) >= 7 and date[5:7].isdigit() else None
+
+
+QUARTER = Breakdown("quarter", "target quarter", _quarter)
+COLLABORATOR_BREAKDOWNS = (Breakdown("team_size", "team size",
+                                     lambda row: _team_size(len(row.get("gold_author_ids") or []) + 1)), QUARTER)
+PRIOR_WORK_BREAKDOWNS = (Breakdown("team_size", "team size", lambda row: _team_size(len(row.get("author_ids") or []))),
+                         QUARTER)
+
 TASKS = {
     "contribution_generation": TaskSpec(
         name="contribution_generation", config="contribution_generation",
@@ -202,35 +262,40 @@ TASKS = {
         parse=_parse_contribution, gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
-        generation={"max_tokens": 2048}, modes=("official", "corrected"), headline="rougeL", extra_columns=("lacer",),
-        corpus_metrics=(("rougeL", True), ("bertscore_f1", True))),
+        generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
+        headline="rougeL", extra_columns=("lacer",),
+        corpus_metrics=(("rougeL", True), ("bertscore_f1", True)), breakdowns=(QUARTER,),
+        item_scores=contribution_items, upstream_prompt="sciprobe.benchmarks.prescience.upstream:contribution_prompts"),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=COLLABORATOR_BREAKDOWNS, item_scores=ranking_items),
     "prior_work_selection": TaskSpec(
         name="prior_work_selection", config="prior_work_selection",
         description="T3: rank H^{<t_p} papers as the team's influential references (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("calculate_ndcg"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=PRIOR_WORK_BREAKDOWNS, item_scores=ranking_items),
     "citation_prediction": TaskSpec(
         name="citation_prediction", config="citation_prediction",
         description="T4: forecast 12-month citations (MAE, R², Pearson, Spearman, log1p)",
-        metric="citation_forecast", score=score_citation_records, headline="mae"),
+        metric="citation_forecast", score=score_citation_records, headline="mae", breakdowns=(QUARTER,),
+        item_scores=citation_items),
     "future_combination": TaskSpec(
         name="future_combination", config="future_combination",
         description="T5: rank prior papers that later targets will co-cite with P (nDCG@1000, R-precision)",
         metric="ranking", score=score_ranking_records("ndcg_at_k"), modes=("official", "strict"),
-        headline="ndcg@1000"),
+        leaderboard_mode="strict", headline="ndcg@1000", breakdowns=(QUARTER,), item_scores=ranking_items),
     "topic_trends": TaskSpec(
         name="topic_trends", config="topic_trends",
         description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2",
+        item_scores=trend_items),
     "topic_pair_trends": TaskSpec(
         name="topic_pair_trends", config="topic_pair_trends",
         description="T7: forecast per-topic-pair paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2"),
+        metric="topic_trend", score=score_trend_records, modes=("official", "paper"), headline="delta_share_r2",
+        item_scores=trend_items),
 }
 
 CARD_SECTIONS = {
@@ -245,7 +310,8 @@ CARD_SECTIONS = {
         "S2 influential flags and author clusters use present-day data.",
     ]),
     "Contribution generation and LACER": "\n".join([
-        "- Prompt: sciprobe's own wording of the task (upstream E.2 is not reproduced, no few-shot examples); "
+        "- Prompt: sciprobe's own wording of the task by default (no few-shot examples; `--prompts upstream` sends "
+        "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
         "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
@@ -332,4 +398,7 @@ BENCHMARK = Benchmark(
     commands=(Command("prescience", "PreScience baselines and scoring", "sciprobe.benchmarks.prescience.cli"),
               Command("lacer", "LACER judge tools (PreScience)", "sciprobe.benchmarks.prescience.lacer_cli")),
     lighteval_tasks="sciprobe.benchmarks.prescience.lighteval_task:tasks_table",
+    upstream=UPSTREAM,
+    upstream_logs="sciprobe.benchmarks.prescience.upstream_logs:read_logs",
+    baselines="sciprobe.benchmarks.prescience.reference_baselines:baselines",
 )

@@ -29,6 +29,7 @@ from typing import Any
 
 from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import error_is_call_failure, mark_call_failure, unanswered
 from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
 from sciprobe.scoring.report import ScoreReport
 
@@ -86,6 +87,10 @@ def parse_contribution(text: str | None) -> Parsed:
         return Parsed(None, "failed:empty_field", {"official": None})
     value = {"title": title, "abstract": body}
     return Parsed(value, "official", {"official": value})
+
+
+def _own_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
+    return contribution_messages(row, examples)
 
 
 def contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
@@ -155,7 +160,8 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
             notes += [f"{j}: {n}" for n in report.notes]
         avg = average_judges(table, mode=mode)
         values.update({"lacer": avg.values["lacer"], "lacer_ci95_low": avg.values["ci95_low"],
-                       "lacer_ci95_high": avg.values["ci95_high"]})
+                       "lacer_ci95_high": avg.values["ci95_high"],
+                       "lacer_per_item": dict(zip(avg.values["ids"], avg.values["per_item"]))})
         coverage = avg.coverage
         params["lacer"] = {**avg.params, "mode": mode}
         notes += avg.notes
@@ -187,9 +193,11 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     judges = [ctx.judge_client(s) for s in specs]
     params = dict(ctx.params)
     rows = data.rows
-    requests = [Request.of(contribution_messages(r), dict(params), item_id=str(r["corpus_id"])) for r in rows]
+    # the task's prompt: sciprobe's wording, or upstream's with --prompts upstream (run_task sets it)
+    build = task.build_messages or _own_messages
+    requests = [Request.of(build(r, ()), dict(params), item_id=str(r["corpus_id"])) for r in rows]
     completions = client.complete_many(requests, desc=task.name)
-    parsed = [parse_contribution(c.text) if c.ok else Parsed(None, "error", {"official": None}) for c in completions]
+    parsed = [parse_contribution(c.text) if c.ok else unanswered(c) for c in completions]
     ids = [str(r["corpus_id"]) for r in rows]
     golds = [contribution_gold(r) for r in rows]
     run = judge_pairs(ids, [p.value for p in parsed], golds, judges, template, modes=tuple(modes))
@@ -203,13 +211,18 @@ def run_contribution_task(ctx: Any) -> list[Any]:
             "lacer_official": {j: run.per_judge[j]["official"].values["per_item"][k]
                                for j in run.per_judge if "official" in run.per_judge[j]},
         })
+        judge_failed = next(((j, e[k]) for j, e in run.errors.items() if error_is_call_failure(e[k])), None)
+        if judge_failed:  # no verdict is no evidence: the item is left out, never scored as a wrong answer
+            mark_call_failure(records[-1], judge_failed[1], f"judge {judge_failed[0]}")
     scores = {mode: task.score(records, mode) for mode in modes}
     for mode in modes:
         scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,
                                         "template_source": run.template_source, "judge_ids": [j.model_id for j in judges]}
     provenance = {**base, "judge_id": JUDGE_SEPARATOR.join(j.model_id for j in judges),
                   "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
-                  "lacer_template_source": run.template_source, "prompt_version": PROMPT_VERSION,
+                  "lacer_template_source": run.template_source,
+                  "prompt_version": PROMPT_VERSION if base.get("prompt_set", "sciprobe") == "sciprobe"
+                  else base.get("prompt_version"),
                   "prompt_hash": sha256_hex(canonical_json([list(r.messages) for r in requests])),
                   "n_calls": len(requests) + len(ids) * len(judges),
                   "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}

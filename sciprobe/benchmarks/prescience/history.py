@@ -23,8 +23,8 @@ Rows without a date can never be shown to precede t and are in no view (counted 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+import functools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, ROLE_TARGET
+from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, PAPER_SCHEMA, ROLE_TARGET
+from sciprobe.cutoffs import parsed_date_column
 from sciprobe.errors import SciprobeError
+from sciprobe.release_files import iter_json_lines, shown, text, text_list
 
 #: Columns the index needs; text columns are optional (``columns=`` of :meth:`CorpusIndex.from_parquet`).
 INDEX_COLUMNS: tuple[str, ...] = ("corpus_id", "date", "roles", "key_references", "authors")
@@ -44,6 +46,86 @@ def _check_date(t: str) -> str:
     if not isinstance(t, str) or len(t) != 10 or t[4] != "-" or t[7] != "-" or not (t[:4] + t[5:7] + t[8:]).isdigit():
         raise SciprobeError(f"history date must be an ISO YYYY-MM-DD string, got {t!r}")
     return t
+
+
+def role_mask(roles: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per row: does its ``roles`` list hold ``target``? (a null list: no)."""
+    if isinstance(roles, pa.ChunkedArray):
+        roles = roles.combine_chunks()
+    mask = np.zeros(len(roles), dtype=bool)
+    if len(roles):
+        parents = pc.list_parent_indices(roles).to_numpy()
+        hit = pc.fill_null(pc.equal(pc.list_flatten(roles), ROLE_TARGET), False).to_numpy(zero_copy_only=False)
+        mask[parents[hit]] = True
+    return mask
+
+
+def _same_kind(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Can a released column type stand for the schema type without converting values to another kind?"""
+    if pa.types.is_null(actual):
+        return True
+    if pa.types.is_string(expected):
+        return pa.types.is_string(actual) or pa.types.is_large_string(actual)
+    if pa.types.is_integer(expected):
+        return pa.types.is_integer(actual)
+    if pa.types.is_list(expected):
+        return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) and _same_kind(actual.value_type,
+                                                                                          expected.value_type)
+    if pa.types.is_struct(expected):
+        if not pa.types.is_struct(actual):
+            return False
+        wanted = {f.name: f.type for f in expected}
+        return all(f.name in wanted and _same_kind(f.type, wanted[f.name]) for f in actual)
+    return actual == expected
+
+
+def check_corpus_columns(schema: pa.Schema, name: str) -> None:
+    """Refuse a corpus file whose columns are not of the released kinds (a numeric title is not cast to text)."""
+    for field in PAPER_SCHEMA:
+        if field.name in schema.names and not _same_kind(schema.field(field.name).type, field.type):
+            raise SciprobeError(f"{name}: column {field.name!r} holds {schema.field(field.name).type} values, "
+                                f"expected {field.type}")
+    missing = [c for c in ("corpus_id", "date") if c not in schema.names]
+    if missing:
+        raise SciprobeError(f"{name}: corpus lacks column(s) {', '.join(missing)}")
+
+
+def check_corpus_ids(ids: pa.ChunkedArray | pa.Array, name: str) -> None:
+    """Every paper has a corpus_id, and none is repeated."""
+    if ids.null_count:
+        raise SciprobeError(f"{name}: a paper has no corpus_id")
+    counts = pc.value_counts(ids)
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        raise SciprobeError(f"duplicate corpus_id {shown(repeated[0]['values'].as_py())} in {name}")
+
+
+def open_parquet(path: Path | str) -> pq.ParquetFile:
+    """A release Parquet file read column chunk by column chunk through a small buffer (not a whole row group
+    pre-buffered: half the peak memory of a scan, and no more CPU)."""
+    return pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
+
+
+def check_corpus_file(path: Path) -> None:
+    """A release corpus file: readable Parquet, released column kinds, >= 1 paper, unique ids, ISO dates."""
+    try:
+        schema = pq.read_schema(path)
+        check_corpus_columns(schema, path.name)
+        table = open_parquet(path).read(columns=["corpus_id", "date"], use_threads=False)
+    except (pa.ArrowException, OSError) as exc:
+        raise SciprobeError(f"cannot read {path.name}: {exc}".replace("\n", " ")) from None
+    if not table.num_rows:
+        raise SciprobeError(f"{path.name}: the file has no items")
+    check_corpus_ids(table["corpus_id"], path.name)
+    parsed_date_column(table["date"], path.name)
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of integers by one sort (numpy 2's hash-based unique is several times slower here)."""
+    values = np.sort(values)
+    if values.size:
+        values = values[np.concatenate(([True], values[1:] != values[:-1]))]
+    return values
 
 
 def _offsets(keys: np.ndarray, n_keys: int) -> np.ndarray:
@@ -60,12 +142,18 @@ class _Edges:
 
     @classmethod
     def build(cls, keys: np.ndarray, rows: np.ndarray, n_keys: int, dedupe: bool = False) -> _Edges:
-        order = np.lexsort((rows, keys))
-        keys, rows = keys[order], rows[order]
-        if dedupe and keys.size:
-            keep = np.concatenate(([True], (keys[1:] != keys[:-1]) | (rows[1:] != rows[:-1])))
-            keys, rows = keys[keep], rows[keep]
-        return cls(rows.astype(np.int64), _offsets(keys, n_keys))
+        # one in-place int64 sort of key * span + row orders by key, then row (a lexsort of the pair, without the
+        # argsort and its copies: these arrays hold millions of edges)
+        span = int(rows.max()) + 1 if rows.size else 1
+        combined = keys.astype(np.int64)
+        combined *= span
+        combined += rows
+        combined.sort()
+        if dedupe and combined.size:
+            combined = combined[np.concatenate(([True], combined[1:] != combined[:-1]))]
+        keys = combined // span
+        combined -= keys * span  # now the rows
+        return cls(combined, _offsets(keys, n_keys))
 
     def rows_of(self, key: int) -> np.ndarray:
         return self.rows[self.offsets[key]:self.offsets[key + 1]]
@@ -77,10 +165,13 @@ class _Edges:
 class CorpusIndex:
     """One split's corpus, date-sorted, with citation and authorship edges as row numbers."""
 
-    def __init__(self, table: pa.Table, author_publications: Iterable[tuple[str, Sequence[str]]] = ()) -> None:
+    def __init__(self, table: pa.Table, author_publications: pa.Table | Iterable[tuple[str, Sequence[str]]] = (),
+                 name: str = "corpus") -> None:
         missing = [c for c in ("corpus_id", "date") if c not in table.column_names]
         if missing:
-            raise SciprobeError(f"corpus table lacks column(s) {missing}")
+            raise SciprobeError(f"{name}: corpus lacks column(s) {', '.join(missing)}")
+        check_corpus_ids(table["corpus_id"], name)
+        parsed_date_column(table["date"], name)
         dated = pc.is_valid(table["date"])
         self.n_undated = int(table.num_rows - pc.sum(dated).as_py()) if table.num_rows else 0
         table = table.filter(dated) if self.n_undated else table
@@ -91,23 +182,35 @@ class CorpusIndex:
         self.table = table
         self.dates = table["date"].combine_chunks()
         self._prefix_cache: dict[str, int] = {}
-        ids = table["corpus_id"].to_pylist()
-        self._row = {cid: i for i, cid in enumerate(ids)}
-        if len(self._row) != len(ids):
-            seen: set[str] = set()
-            dup = next(c for c in ids if c in seen or seen.add(c))  # type: ignore[func-returns-value]
-            raise SciprobeError(f"corpus has duplicate corpus_id values (e.g. {dup!r})")
         self.ids = table["corpus_id"].combine_chunks()
         n = table.num_rows
         self.is_target = self._target_mask()
         self.citations = self._citation_edges()
-        self.author_ids, self.authorship = self._author_edges(author_publications)
-        starts, ends = self.authorship.offsets[:-1], self.authorship.offsets[1:]
-        rows = np.append(self.authorship.rows, n)
-        #: per author code: row of the first publication (n when none is in the corpus)
-        self.author_first_row = np.where(ends > starts, rows[np.minimum(starts, rows.size - 1)], n)
-        self.author_names = np.array(list(self.author_ids), dtype=object)
+        if not isinstance(author_publications, pa.Table):
+            pairs = list(author_publications)
+            author_publications = pa.table({"key": pa.array([k for k, _ in pairs], pa.string()),
+                                            "value": pa.array([list(v) for _, v in pairs], pa.list_(pa.string()))})
+        self.authorship = self._author_edges(author_publications)
         assert self.citations.offsets.size == n + 1
+
+    # lookups by id, built on first use (the build's vectorised instance sets need none of them)
+    @functools.cached_property
+    def _row(self) -> dict[str, int]:
+        return {cid: i for i, cid in enumerate(self.ids.to_pylist())}
+
+    @functools.cached_property
+    def author_ids(self) -> dict[str, int]:
+        """Author id -> code."""
+        return {a: i for i, a in enumerate(self.author_dictionary.to_pylist())}
+
+    @functools.cached_property
+    def author_names(self) -> np.ndarray:
+        return np.array(self.author_dictionary.to_pylist(), dtype=object)
+
+    @functools.cached_property
+    def author_first_row(self) -> np.ndarray:
+        """Per author code: row of the first publication (n when none is in the corpus)."""
+        return self.author_first_rows()
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -122,7 +225,9 @@ class CorpusIndex:
         path = Path(path)
         if not path.is_file():
             raise SciprobeError(f"corpus file {path} not found")
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+        check_corpus_columns(schema, path.name)
+        names = schema.names
         if columns is None and not lean:
             table = pq.read_table(path)
         else:
@@ -132,20 +237,14 @@ class CorpusIndex:
                 leaves = {"key_references": "key_references.list.element.corpus_id",
                           "authors": "authors.list.element.author_id"}
                 wanted = [leaves[c] if c in leaves and c not in extra else c for c in wanted]
-            table = pq.ParquetFile(path).read(columns=wanted)
-        pubs = read_author_publications(author_publications) if author_publications else ()
-        return cls(table, pubs)
+            table = open_parquet(path).read(columns=wanted, use_threads=not lean)  # lean: the build's, one thread
+        pubs = read_key_value_table(author_publications) if author_publications else ()
+        return cls(table, pubs, path.name)
 
     def _target_mask(self) -> np.ndarray:
-        n = self.table.num_rows
-        mask = np.zeros(n, dtype=bool)
-        if "roles" in self.table.column_names and n:
-            roles = self.table["roles"].combine_chunks()
-            flat = pc.list_flatten(roles)
-            parents = pc.list_parent_indices(roles).to_numpy()
-            hit = pc.fill_null(pc.equal(flat, ROLE_TARGET), False).to_numpy(zero_copy_only=False)
-            mask[parents[hit]] = True
-        return mask
+        if "roles" not in self.table.column_names:
+            return np.zeros(self.table.num_rows, dtype=bool)
+        return role_mask(self.table["roles"])
 
     def _citation_edges(self) -> _Edges:
         n = self.table.num_rows
@@ -159,41 +258,68 @@ class CorpusIndex:
         cited_rows = pc.fill_null(cited, -1).to_numpy(zero_copy_only=False)[known].astype(np.int64)
         return _Edges.build(cited_rows, citing[known].astype(np.int64), n, dedupe=True)
 
-    def _author_edges(self, extra: Iterable[tuple[str, Sequence[str]]]) -> tuple[dict[str, int], _Edges]:
-        codes: dict[str, int] = {}
-        key_parts: list[np.ndarray] = []
-        row_parts: list[np.ndarray] = []
+    def _author_edges(self, extra: pa.Table) -> _Edges:
+        """Author -> rows edges from the corpus's own author lists and the author map (``key``, ``value``), with
+        Arrow compute: codes in order of first appearance (corpus authors, then the map's keys), map entries
+        outside this corpus counted in ``n_unknown_publications``."""
+        keys = extra["key"].combine_chunks() if extra.num_rows else pa.array([], pa.string())
+        corpus_rows = np.zeros(0, dtype=np.int64)
         if "authors" in self.table.column_names and self.table.num_rows:
             authors = self.table["authors"].combine_chunks()
-            parents = pc.list_parent_indices(authors).to_numpy()
             flat_ids = pc.struct_field(pc.list_flatten(authors), "author_id")
-            valid = pc.is_valid(flat_ids).to_numpy(zero_copy_only=False)
-            enc = pc.dictionary_encode(flat_ids.filter(pc.is_valid(flat_ids)))
-            codes = {a: i for i, a in enumerate(enc.dictionary.to_pylist())}
-            key_parts.append(enc.indices.to_numpy().astype(np.int64))
-            row_parts.append(parents[valid].astype(np.int64))
-        unknown = 0
-        extra_keys: list[int] = []
-        extra_rows: list[int] = []
-        for author_id, corpus_ids in extra:
-            code = codes.setdefault(author_id, len(codes))
-            for cid in corpus_ids:
-                row = self._row.get(cid)
-                if row is None:
-                    unknown += 1
-                    continue
-                extra_keys.append(code)
-                extra_rows.append(row)
-        self.n_unknown_publications = unknown
-        key_parts.append(np.asarray(extra_keys, dtype=np.int64))
-        row_parts.append(np.asarray(extra_rows, dtype=np.int64))
-        edges = _Edges.build(np.concatenate(key_parts), np.concatenate(row_parts), len(codes), dedupe=True)
-        return codes, edges
+            valid = pc.is_valid(flat_ids)
+            corpus_rows = pc.list_parent_indices(authors).filter(valid).to_numpy().astype(np.int64)
+            keys = pa.concat_arrays([flat_ids.filter(valid), keys])
+            del flat_ids, valid
+        enc = pc.dictionary_encode(keys)
+        del keys
+        #: author code -> author id (Arrow), for vectorised lookups
+        self.author_dictionary = enc.dictionary
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        n_corpus = len(corpus_rows)
+        values = extra["value"].combine_chunks() if extra.num_rows else pa.array([], pa.list_(pa.string()))
+        rows = pc.index_in(pc.list_flatten(values), value_set=self.ids)
+        known = pc.is_valid(rows).to_numpy(zero_copy_only=False)
+        self.n_unknown_publications = int(len(known) - known.sum())
+        extra_keys = codes[n_corpus:][pc.list_parent_indices(values).to_numpy()[known]]
+        extra_rows = rows.filter(pc.is_valid(rows)).to_numpy()
+        del rows, known
+        return _Edges.build(np.concatenate([codes[:n_corpus], extra_keys]), np.concatenate([corpus_rows, extra_rows]),
+                            len(enc.dictionary), dedupe=True)
 
     # ------------------------------------------------------------ queries
     @property
     def n_papers(self) -> int:
         return self.table.num_rows
+
+    @functools.cached_property
+    def row_prefix(self) -> np.ndarray:
+        """Per row: the number of papers dated strictly before it (= ``prefix(its date)``, the size of its H^{<t})."""
+        n = self.table.num_rows
+        if not n:
+            return np.zeros(0, dtype=np.int64)
+        new = np.ones(n, dtype=bool)
+        new[1:] = pc.not_equal(self.dates.slice(1), self.dates.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(new)
+        return starts[np.cumsum(new) - 1]
+
+    def author_codes(self, author_ids: pa.Array) -> np.ndarray:
+        """Codes of author ids (-1 for an id this index does not know, or a null)."""
+        codes = pc.index_in(author_ids, value_set=self.author_dictionary)
+        return pc.fill_null(codes, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def author_first_rows(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per author code: the first row of the author's papers (those where ``mask`` is true, if given); n when
+        there is none."""
+        n, offsets, rows = self.table.num_rows, self.authorship.offsets, self.authorship.rows
+        keys = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        if mask is not None:
+            keys, rows = keys[mask[rows]], rows[mask[rows]]
+        first = np.full(len(offsets) - 1, n, dtype=np.int64)
+        if keys.size:  # keys are sorted and rows sorted within a key: a key's first entry is its earliest row
+            at = np.concatenate(([True], keys[1:] != keys[:-1]))
+            first[keys[at]] = rows[at]
+        return first
 
     def prefix(self, t: str) -> int:
         """Number of papers dated strictly before ``t`` (= the rows of H^{<t}); memoised per date."""
@@ -306,17 +432,80 @@ class HistoryView:
         return [r["corpus_id"] for r in (paper or {}).get("key_references") or []]
 
 
-def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
-    """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
+def read_key_values(path: Path | str) -> Iterator[tuple[str, list[str], str]]:
+    """Stream a ``{"key": text, "value": [text, ...]}`` JSON-lines file (``author_publications.jsonl``,
+    ``author_disambiguation.jsonl``) as ``(key, values, where)``; anything else is a one-line error (a number is
+    not coerced to an id, a 200,000-deep line is refused, a file with no lines has no items)."""
     path = Path(path)
     if not path.is_file():
-        raise SciprobeError(f"author publications file {path} not found")
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                yield str(record["key"]), [str(x) for x in record["value"]]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise SciprobeError(f"{path.name} line {number}: not a {{key, value}} record ({exc})") from None
+        raise SciprobeError(f"{path.name} not found in {path.parent}")
+    empty = True
+    for number, record in iter_json_lines(path):
+        where = f"{path.name} line {number}"
+        if not isinstance(record, dict) or "key" not in record or "value" not in record:
+            raise SciprobeError(f"{where}: not a {{key, value}} record")
+        key = text(record["key"], where, "key", required=True)
+        empty = False
+        yield key, text_list(record["value"], where, "value"), where  # type: ignore[misc]
+    if empty:
+        raise SciprobeError(f"{path.name}: the file has no items")
+
+
+KEY_VALUE_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.list_(pa.string()))])
+
+
+def _arrow_key_values(path: Path) -> pa.Table | None:
+    """The file read by Arrow's JSON reader with the exact schema (types are checked, nothing converted; a line
+    with another field, a null or a repeated key is left to the strict reader); None when anything is off."""
+    import pyarrow.json as pj
+
+    options = pj.ParseOptions(explicit_schema=KEY_VALUE_SCHEMA, unexpected_field_behavior="error")
+    try:  # one thread: as fast here, and no per-thread memory left behind
+        table = pj.read_json(path, read_options=pj.ReadOptions(use_threads=False),
+                             parse_options=options).combine_chunks()
+    except (pa.ArrowException, UnicodeDecodeError, OSError):
+        return None
+    values = table["value"].chunk(0) if table.num_rows else None
+    if (not table.num_rows or table["key"].null_count or values.null_count
+            or pc.list_flatten(values).null_count or len(pc.unique(table["key"])) != table.num_rows):
+        return None
+    return table
+
+
+def file_key(path: Path) -> tuple:
+    """A file's identity while unchanged (resolved path, mtime, size): the key of the per-build memos."""
+    stat = path.stat()
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=2)  # the two author files of the release being built
+def _key_value_table(path: str, file_key: tuple) -> pa.Table:
+    table = _arrow_key_values(Path(path))
+    pa.default_memory_pool().release_unused()  # the JSON reader's working memory
+    if table is not None:
+        return table
+    keys: list[str] = []
+    values: list[list[str]] = []
+    seen: set[str] = set()
+    for key, vals, where in read_key_values(path):  # the strict reader says what is wrong
+        if key in seen:
+            raise SciprobeError(f"duplicate author_id {key!r}: {where} repeats an earlier line of {Path(path).name}")
+        seen.add(key)
+        keys.append(key)
+        values.append(vals)
+    return pa.table({"key": pa.array(keys, pa.string()), "value": pa.array(values, KEY_VALUE_SCHEMA.field(1).type)})
+
+
+def read_key_value_table(path: Path | str) -> pa.Table:
+    """A ``{"key", "value"}`` JSON-lines file as an Arrow table ``key: string, value: list<string>`` (checked like
+    :func:`read_key_values`: one-line errors, unique keys; memoised per file while it is unchanged)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SciprobeError(f"{path.name} not found in {path.parent}")
+    return _key_value_table(str(path), file_key(path))
+
+
+def read_author_publications(path: Path | str) -> Iterable[tuple[str, list[str]]]:
+    """Stream ``author_publications.jsonl`` (``{"key": author_id, "value": [corpus_id, ...]}`` per line)."""
+    table = read_key_value_table(path)
+    yield from zip(table["key"].to_pylist(), table["value"].to_pylist())

@@ -7,6 +7,11 @@ citations, later co-citations, forecast-period topic counts). Instance rows stor
 package assembles inputs from the ``papers`` config (contribution generation also stores its references'
 texts, see the card's decisions).
 
+T1-T4 are computed with Arrow/numpy over all targets at once (``*_table``: one row per instance, the columns of
+the config); the ``*_instances`` functions return the same rows as Python objects. A target's H^{<t_p} is the row
+prefix ``CorpusIndex.row_prefix[row]``, so "in the view" is ``row < prefix`` and "has history" is "first row of
+the author's papers < prefix".
+
 Decisions (recorded in the dataset card): the default seed author is the first listed author with a non-empty
 H^{<t_p} history; dev/sample subsets are ``random.Random(42).sample`` over eligible targets in source-file
 order (``test_sample_500`` = the first 500 of ``test_sample_5000``); the T5 tie order among equal counts is
@@ -23,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from itertools import combinations
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from sciprobe.benchmarks.prescience.history import CorpusIndex
@@ -51,10 +57,9 @@ def target_rows(index: CorpusIndex, split: str) -> np.ndarray:
     return rows[np.argsort(index.file_row[rows], kind="stable")]
 
 
-def _column(index: CorpusIndex, name: str, rows: np.ndarray) -> list:
-    import pyarrow as pa
-
-    return index.table[name].take(pa.array(rows, type=pa.int64())).to_pylist()
+def column_values(index: CorpusIndex, name: str, rows: np.ndarray) -> list:
+    """Values of one corpus column at the given rows (all None when the release has no such column)."""
+    return _take(index, name, rows).to_pylist()
 
 
 def sample_ids(ids: list[str], n: int, seed: int = SAMPLE_SEED) -> list[str]:
@@ -62,60 +67,145 @@ def sample_ids(ids: list[str], n: int, seed: int = SAMPLE_SEED) -> list[str]:
     return random.Random(seed).sample(ids, min(n, len(ids)))
 
 
+def _take(index: CorpusIndex, name: str, rows: np.ndarray) -> pa.Array:
+    """One corpus column at the given rows, as one Arrow array (all null when the release has no such column)."""
+    if name not in index.table.column_names:
+        return pa.nulls(len(rows))
+    return index.table[name].take(pa.array(rows, type=pa.int64())).combine_chunks()
+
+
+def _nested_ids(lists: pa.Array, field: str) -> tuple[pa.Array, np.ndarray]:
+    """The ``field`` of every struct in a list<struct> column, flattened, with each one's parent position."""
+    if pa.types.is_null(lists.type) or not len(lists):
+        return pa.array([], pa.string()), np.zeros(0, dtype=np.int64)
+    return (pc.struct_field(pc.list_flatten(lists), field),
+            pc.list_parent_indices(lists).to_numpy().astype(np.int64))
+
+
+def _lists(values: pa.Array, parents: np.ndarray, n: int) -> pa.Array:
+    """A list array of ``n`` lists from flat ``values`` grouped by their (sorted) ``parents``."""
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(parents, minlength=n), out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
+
+
+def _first_per_parent(codes: np.ndarray, parents: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Of the flat ``positions`` (sorted, with their parents and codes), those holding the first occurrence of their
+    code within their parent: ``dict.fromkeys`` per list, vectorised."""
+    order = np.lexsort((positions, codes, parents))
+    p, c = parents[order], codes[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
+    return np.sort(positions[order[first]])
+
+
+def _author_lists(index: CorpusIndex, rows: np.ndarray) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
+    """The targets' listed authors with an id, deduplicated per target in listed order: (ids, parents, codes,
+    positions into the flat author lists)."""
+    ids, parents = _nested_ids(_take(index, "authors", rows), "author_id")
+    present = pc.fill_null(pc.not_equal(ids, ""), False).to_numpy(zero_copy_only=False)
+    codes = index.author_codes(ids)
+    positions = _first_per_parent(codes[present], parents[present], np.flatnonzero(present))
+    return ids, parents, codes, positions
+
+
 # ---------------------------------------------------------------- T1 contribution generation
+def contribution_target_table(index: CorpusIndex, split: str) -> pa.Table:
+    """``corpus_id, date, references``: targets with >= 1 key reference in H^{<t_p} (those references, in listed
+    order), in source-file order."""
+    rows = target_rows(index, split)
+    ref_ids, parents = _nested_ids(_take(index, "key_references", rows), "corpus_id")
+    ref_rows = pc.fill_null(pc.index_in(ref_ids, value_set=index.ids), index.n_papers).to_numpy(
+        zero_copy_only=False)
+    in_view = ref_rows < index.row_prefix[rows][parents]
+    keep = np.bincount(parents[in_view], minlength=len(rows)) > 0
+    kept = np.flatnonzero(keep)
+    remap = np.cumsum(keep) - 1
+    references = _lists(ref_ids.filter(pa.array(in_view)), remap[parents[in_view]], len(kept))
+    return pa.table({"corpus_id": _take(index, "corpus_id", rows[kept]), "date": _take(index, "date", rows[kept]),
+                     "references": references})
+
+
 def contribution_targets(index: CorpusIndex, split: str) -> list[tuple[str, str, list[str]]]:
     """(corpus_id, date, reference ids in H^{<t_p}) for targets with >= 1 key reference."""
-    rows = target_rows(index, split)
-    out = []
-    for cid, date, refs in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                               _column(index, "key_references", rows)):
-        view = index.view(date)
-        ref_ids = [r["corpus_id"] for r in refs or [] if r["corpus_id"] in view]
-        if ref_ids:
-            out.append((cid, date, ref_ids))
-    return out
+    table = contribution_target_table(index, split)
+    return list(zip(table["corpus_id"].to_pylist(), table["date"].to_pylist(), table["references"].to_pylist()))
 
 
 # ---------------------------------------------------------------- T2 collaborator prediction
-def collaborator_instances(index: CorpusIndex, split: str) -> list[dict]:
+def collaborator_table(index: CorpusIndex, split: str) -> pa.Table:
+    """``corpus_id, date, seed_author_id, gold_author_ids``: targets with >= 2 listed authors that have history
+    (H^{<t_p}); the first of them is the seed, the others the gold."""
     rows = target_rows(index, split)
-    out = []
-    for cid, date, authors in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                                  _column(index, "authors", rows)):
-        view = index.view(date)
-        with_history = list(dict.fromkeys(a["author_id"] for a in authors or []
-                                          if a.get("author_id") and view.author_history_rows(a["author_id"]).size))
-        if len(with_history) >= 2:
-            out.append({"corpus_id": cid, "date": date, "seed_author_id": with_history[0],
-                        "gold_author_ids": with_history[1:]})
-    return out
+    ids, parents, codes, positions = _author_lists(index, rows)
+    first_row = index.author_first_rows()
+    has_history = (codes[positions] >= 0) & (first_row[codes[positions]] < index.row_prefix[rows][parents[positions]])
+    positions = positions[has_history]
+    counts = np.bincount(parents[positions], minlength=len(rows))
+    kept = np.flatnonzero(counts >= 2)
+    remap = np.full(len(rows), -1)
+    remap[kept] = np.arange(len(kept))
+    positions = positions[remap[parents[positions]] >= 0]
+    owner = remap[parents[positions]]
+    seed = np.ones(len(positions), dtype=bool)
+    seed[1:] = owner[1:] != owner[:-1]
+    picked = ids.take(pa.array(positions, pa.int64()))
+    return pa.table({"corpus_id": _take(index, "corpus_id", rows[kept]), "date": _take(index, "date", rows[kept]),
+                     "seed_author_id": picked.filter(pa.array(seed)),
+                     "gold_author_ids": _lists(picked.filter(pa.array(~seed)), owner[~seed], len(kept))})
+
+
+def collaborator_instances(index: CorpusIndex, split: str) -> list[dict]:
+    return collaborator_table(index, split).to_pylist()
 
 
 # ---------------------------------------------------------------- T3 prior work selection
-def prior_work_instances(index: CorpusIndex, split: str) -> list[dict]:
+def prior_work_table(index: CorpusIndex, split: str) -> pa.Table:
+    """``corpus_id, date, author_ids, gold_corpus_ids``: targets with key references, one of whose authors has a
+    paper with key references in H^{<t_p}."""
     rows = target_rows(index, split)
-    lengths = pc.fill_null(pc.list_value_length(index.table["key_references"]), 0).to_numpy()
-    out = []
-    for cid, date, authors, refs in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                                        _column(index, "authors", rows), _column(index, "key_references", rows)):
-        view = index.view(date)
-        author_ids = list(dict.fromkeys(a["author_id"] for a in authors or [] if a.get("author_id")))
-        eligible = any((lengths[view.author_history_rows(a)] > 0).any() for a in author_ids)
-        gold = [r["corpus_id"] for r in refs or []]
-        if eligible and gold:
-            out.append({"corpus_id": cid, "date": date, "author_ids": author_ids, "gold_corpus_ids": gold})
-    return out
+    ids, parents, codes, positions = _author_lists(index, rows)
+    lengths = pc.fill_null(pc.list_value_length(index.table["key_references"]), 0).to_numpy() > 0
+    first_with_refs = index.author_first_rows(lengths)
+    eligible_author = (codes[positions] >= 0) & (
+        first_with_refs[codes[positions]] < index.row_prefix[rows][parents[positions]])
+    eligible = np.bincount(parents[positions][eligible_author], minlength=len(rows)) > 0
+    refs = _take(index, "key_references", rows)
+    gold_ids, gold_parents = _nested_ids(refs, "corpus_id")
+    has_gold = np.bincount(gold_parents, minlength=len(rows)) > 0
+    keep = eligible & has_gold
+    kept = np.flatnonzero(keep)
+    remap = np.cumsum(keep) - 1
+    author_keep = keep[parents[positions]]
+    gold_keep = keep[gold_parents]
+    return pa.table({
+        "corpus_id": _take(index, "corpus_id", rows[kept]), "date": _take(index, "date", rows[kept]),
+        "author_ids": _lists(ids.take(pa.array(positions[author_keep], pa.int64())),
+                             remap[parents[positions[author_keep]]], len(kept)),
+        "gold_corpus_ids": _lists(gold_ids.filter(pa.array(gold_keep)), remap[gold_parents[gold_keep]], len(kept))})
+
+
+def prior_work_instances(index: CorpusIndex, split: str) -> list[dict]:
+    return prior_work_table(index, split).to_pylist()
 
 
 # ---------------------------------------------------------------- T4 citation prediction
-def citation_instances(index: CorpusIndex, split: str) -> list[dict]:
+def citation_table(index: CorpusIndex, split: str) -> pa.Table:
+    """``corpus_id, date, label_12m``: targets whose trajectory covers 12 months (label = its 12th entry)."""
     rows = target_rows(index, split)
-    out = []
-    for cid, date, traj in zip(_column(index, "corpus_id", rows), _column(index, "date", rows),
-                               _column(index, "citation_trajectory", rows)):
-        if traj is not None and len(traj) >= CITATION_HORIZON_MONTHS:
-            out.append({"corpus_id": cid, "date": date, "label_12m": int(traj[CITATION_HORIZON_MONTHS - 1])})
-    return out
+    trajectories = _take(index, "citation_trajectory", rows)
+    if pa.types.is_null(trajectories.type):
+        trajectories = pa.nulls(len(rows), pa.list_(pa.int64()))
+    long_enough = pc.fill_null(pc.greater_equal(pc.list_value_length(trajectories), CITATION_HORIZON_MONTHS),
+                               False)
+    kept = rows[long_enough.to_numpy(zero_copy_only=False)]
+    labels = pc.list_element(trajectories.filter(long_enough), CITATION_HORIZON_MONTHS - 1)
+    return pa.table({"corpus_id": _take(index, "corpus_id", kept), "date": _take(index, "date", kept),
+                     "label_12m": labels.cast(pa.int64())})
+
+
+def citation_instances(index: CorpusIndex, split: str) -> list[dict]:
+    return citation_table(index, split).to_pylist()
 
 
 # ---------------------------------------------------------------- T5 future combination
@@ -162,7 +252,7 @@ def topic_label_sets(index: CorpusIndex, split: str, end: str | None = None) -> 
     rows = target_rows(index, split)
     if end is not None:
         rows = rows[rows < index.prefix(end)]
-    return [t for t in _column(index, "topics", rows) if t]
+    return [t for t in column_values(index, "topics", rows) if t]
 
 
 def monthly_topic_counts(index: CorpusIndex, split: str) -> dict[str, list[int]]:
@@ -170,7 +260,7 @@ def monthly_topic_counts(index: CorpusIndex, split: str) -> dict[str, list[int]]
     start, _ = WINDOWS[split]
     rows = target_rows(index, split)
     out: dict[str, list[int]] = {}
-    for date, topics in zip(_column(index, "date", rows), _column(index, "topics", rows)):
+    for date, topics in zip(column_values(index, "date", rows), column_values(index, "topics", rows)):
         month = min((dt.date.fromisoformat(date) - dt.date.fromisoformat(start)).days // 30, 11)
         for z in topics or []:
             out.setdefault(z, [0] * 12)[month] += 1

@@ -21,16 +21,14 @@ corrected mode), and several judges are averaged over the ids every judge scored
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sciprobe.benchmarks.prescience.upstream import LACER_TEMPLATE_PATH, LACER_TEMPLATE_SHA256, UPSTREAM
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.lacer import (
     SYSTEM_PROMPT,
@@ -55,20 +53,15 @@ __all__ = [
     "write_lattices",
 ]
 
-UPSTREAM_COMMIT = "47384ed79c48cfef610f30af12ba883f2a0093cb"
-OFFICIAL_TEMPLATE_URL = ("https://raw.githubusercontent.com/allenai/prescience/" + UPSTREAM_COMMIT
-                         + "/task_followup_prediction/evaluate/templates/lacer_scoring_prompt_percentile50.110.txt")
-OFFICIAL_TEMPLATE_SHA256 = "9bedc92dcd151c1d9dd120847c626e7302ce3fb1d706f97ff464a675af2db4dc"
+UPSTREAM_COMMIT = UPSTREAM.commit
+OFFICIAL_TEMPLATE_URL = UPSTREAM.raw_url(LACER_TEMPLATE_PATH)
+OFFICIAL_TEMPLATE_SHA256 = LACER_TEMPLATE_SHA256
 TEMPLATE_ENV = "SCIPROBE_LACER_TEMPLATE"
 LATTICE_FORMAT = "sciprobe.lacer-lattice.v1"
 SCORES = tuple(range(1, 11))
 
 
 # ---------------------------------------------------------------- where the template comes from
-def _offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("SCIPROBE_OFFLINE", "HF_HUB_OFFLINE"))
-
-
 def _cache_dir() -> Path:
     from sciprobe.paths import sciprobe_home
 
@@ -77,30 +70,15 @@ def _cache_dir() -> Path:
 
 def official_template(*, url: str = OFFICIAL_TEMPLATE_URL, sha256: str = OFFICIAL_TEMPLATE_SHA256,
                       timeout_s: float = 30.0, offline: bool | None = None) -> LacerTemplate:
-    """The upstream E.5 judge template: from the cache, else downloaded once and verified."""
+    """The upstream E.5 judge template: from the cache, else downloaded once and verified
+    (:func:`sciprobe.upstream.fetch_pinned`)."""
+    from sciprobe.upstream import fetch_pinned
+
     cached = _cache_dir() / f"lacer_template.{sha256[:16]}.txt"
     hint = f"set {TEMPLATE_ENV}=PATH (a local template or lattice file) or pass --lacer-template PATH"
-    if cached.is_file():
-        data = cached.read_bytes()
-        if hashlib.sha256(data).hexdigest() == sha256:
-            return LacerTemplate(data.decode("utf-8"), f"{url} (cached {cached})")
-        cached.unlink()  # corrupted cache entry: fetch again
-    if offline if offline is not None else _offline():
-        raise SciprobeError(f"the official LACER template is not cached ({cached}) and sciprobe is offline; {hint}")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
-            data = response.read()
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise SciprobeError(f"cannot download the official LACER template ({reason}); {hint}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != sha256:
-        raise SciprobeError(f"the LACER template at {url} has sha256 {digest[:12]}…, expected {sha256[:12]}…; {hint}")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, cached)
-    return LacerTemplate(data.decode("utf-8"), url)
+    data, source = fetch_pinned(url, sha256, cached, what="the official LACER template", hint=hint,
+                                timeout_s=timeout_s, offline_mode=offline)
+    return LacerTemplate(data.decode("utf-8"), source)
 
 
 def load_template(path: Path | str | None = None, **official: Any) -> LacerTemplate:

@@ -21,8 +21,8 @@ from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.scitaste import parsing, prompts
 from sciprobe.benchmarks.scitaste.agent import AGENT
-from sciprobe.benchmarks.scitaste.source import DISCIPLINES, gold, read_source
-from sciprobe.declaration import Benchmark, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, gold, read_source
+from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.composite import DIMENSIONS
 
@@ -118,6 +118,23 @@ def score_pure_qa(records: Sequence[Mapping[str, Any]], mode: str = "paper",
                        params={"scheme2": s2.params, "scheme1": s1.params}, notes=[*s2.notes, *s1.notes])
 
 
+def pure_qa_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+                  headline: str = "") -> Any:
+    """Scheme 2 as a statistic over items: pooled WAPE of the predicted composites mapped through the score knots
+    (paper: failures dropped; strict: failures predict 0)."""
+    from sciprobe.scoring.item_scores import wape_items
+    from sciprobe.scoring.wape import resolve_knots
+
+    failed = [not r.get("prediction") for r in records]
+    zero = 0.0 if mode == "strict" else None
+    pred = [zero if f else float(r["prediction"]["total"]) for r, f in zip(records, failed)]
+    x, y = resolve_knots(report.params.get("scheme2", {}).get("knots", "scitaste-v1-reconstructed"))
+    return wape_items(pred, [float(r["gold"]["total"]) for r in records], failed, (x, y))
+
+
+BREAKDOWNS = (Breakdown("discipline", "discipline", lambda row: discipline_name(row["discipline"])),
+              Breakdown("journal_tier", "journal tier"))
+
 #: (score key, higher is better) reported by the lighteval card for every mode.
 CORPUS_METRICS: tuple[tuple[str, bool], ...] = (
     ("scheme2_score", True), ("wape_pct", False), ("macro_scheme2_score", True), ("scheme1_final", True),
@@ -133,13 +150,15 @@ TASKS = {
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
         metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
         parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
-        headline="scheme2_score", corpus_metrics=CORPUS_METRICS),
+        leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS, record_fields=("journal_tier",),
+        breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
         name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
         parse=parsing.parse_answer, gold=gold, runner=AGENT, generation=dict(GENERATION),
-        modes=("paper", "strict"), headline="scheme2_score", corpus_metrics=CORPUS_METRICS)
+        modes=("paper", "strict"), leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
+        record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items)
        for name, description in (
            ("dimagent_v3", "two-round DimAgent-v3: call the nine bibliometric tools (snapshot or live ADS/OpenAlex), "
                            "then predict the ATI composite and seven dimension scores"),
@@ -234,4 +253,6 @@ BENCHMARK = Benchmark(
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
     prompt_version=prompts.PROMPT_VERSION,
+    baselines="sciprobe.benchmarks.scitaste.baselines:baselines",
+    report_figures="sciprobe.benchmarks.scitaste.report_figures:figures",
 )

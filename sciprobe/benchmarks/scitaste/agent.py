@@ -61,6 +61,7 @@ from sciprobe.benchmarks.scitaste.tools import (
 )
 from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import unanswered
 from sciprobe.llm.types import Completion, Request, canonical_json, sha256_hex
 
 log = logging.getLogger(__name__)
@@ -254,7 +255,7 @@ def _record(item: _Item, gold: Any, cfg: AgentConfig) -> dict[str, Any]:
     assert first is not None
     final = item.final or first
     if not final.ok:
-        parsed = Parsed(None, "error", {"official": None})
+        parsed = unanswered(final)  # no answer from the provider (sciprobe.evidence), or an empty one
     elif final.text is None:  # only tool calls, never an answer
         parsed = Parsed(None, "failed:no_answer", {"official": None, "reason": "no_answer"})
     else:

@@ -16,12 +16,12 @@ Rows: ``id`` (= ``bibcode``, the resume key; must be unique across both pools), 
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from sciprobe.errors import SciprobeError
+from sciprobe.release_files import check_unique_ids, json_records, release_year, shown, text
 from sciprobe.scoring.composite import DIMENSIONS
 
 DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
@@ -69,25 +69,24 @@ def _pool_files(source: Path, pool: str) -> list[Path]:
     return []
 
 
-def _records(path: Path) -> list[dict]:
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+def _records(path: Path) -> list[tuple[str, dict]]:
+    """``(where, record)`` pairs of one pool file (an empty file is an error)."""
+    if path.suffix != ".parquet":
+        return json_records(path)
+    import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
     try:
-        text = path.read_text("utf-8")
-        data = ([json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl"
-                else json.loads(text))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SciprobeError(f"malformed JSON in {path}: {exc}") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise SciprobeError(f"{path} must hold one JSON object per paper")
-    return data
+        records = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several types for unreadable files
+        raise SciprobeError(f"cannot read {path.name}: {exc}".replace("\n", " ")) from None
+    if not records:
+        raise SciprobeError(f"{path.name}: the file has no items")
+    return [(f"{path.name} row {i}", record) for i, record in enumerate(records)]
 
 
 def _score(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SciprobeError(f"{where}: gold score must be a number, got {value!r}")
+        raise SciprobeError(f"{where}: gold score must be a number, got {shown(value)}")
     if not 0.0 <= float(value) <= 100.0:
         raise SciprobeError(f"{where}: gold score {value!r} is outside [0, 100]")
     return float(value)
@@ -108,16 +107,17 @@ def _gold_dims(record: Mapping, where: str) -> dict[str, float]:
     return {d: dims[d] for d in DIMENSIONS}
 
 
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = " ".join(str(value).split())
-    return text or None
+def _text(value: Any, where: str, key: str) -> str | None:
+    """A text field, whitespace-normalised; None when absent or blank; a number or a list is refused."""
+    value = text(value, where, key)
+    return " ".join(value.split()) or None if value is not None else None
 
 
 def normalize_record(record: Mapping, pool: str, where: str) -> dict[str, Any]:
-    """One release record -> one row of the declared features (raises on missing or invalid gold)."""
-    bibcode = _text(record.get("bibcode") or record.get("identifier") or record.get("work_id"))
+    """One release record -> one row of the declared features (raises on missing, wrong-typed or invalid
+    fields; nothing is coerced)."""
+    id_key = next((k for k in ("bibcode", "identifier", "work_id") if record.get(k) not in (None, "")), "bibcode")
+    bibcode = _text(record.get(id_key), where, id_key)
     if not bibcode:
         raise SciprobeError(f"{where}: missing bibcode (identifier)")
     for key in ("title", "year", "discipline"):
@@ -126,53 +126,39 @@ def normalize_record(record: Mapping, pool: str, where: str) -> dict[str, Any]:
     total_key = next((k for k in TOTAL_KEYS if k in record), None)
     if total_key is None:
         raise SciprobeError(f"{where}: missing gold composite ({' / '.join(TOTAL_KEYS)})")
-    discipline = str(record["discipline"]).strip().lower()
+    discipline = (_text(record["discipline"], where, "discipline") or "").lower()
     if discipline not in DISCIPLINES:
         raise SciprobeError(f"{where}: unknown discipline {record['discipline']!r}; known: {', '.join(DISCIPLINES)}")
-    try:
-        year = int(record["year"])
-    except (TypeError, ValueError):
-        raise SciprobeError(f"{where}: year must be an integer, got {record['year']!r}") from None
-    sub_id = record.get("subcategory_id")
+    year = release_year(record["year"], where)
+    journal_key = "journal_name" if record.get("journal_name") not in (None, "") else "journal"
     return {
         "id": bibcode,
         "bibcode": bibcode,
-        "openalex_id": _text(record.get("openalex_id")),
-        "doi": _text(record.get("doi")),
-        "title": _text(record["title"]),
-        "abstract": _text(record.get("abstract")) or "",
-        "year": year,
+        "openalex_id": _text(record.get("openalex_id"), where, "openalex_id"),
+        "doi": _text(record.get("doi"), where, "doi"),
+        "title": _text(record["title"], where, "title"),
+        "abstract": _text(record.get("abstract"), where, "abstract") or "",
+        "year": year.start.year,
         "discipline": discipline,
-        "subcategory_id": None if sub_id in (None, "") else str(sub_id),
-        "subcategory_name": _text(record.get("subcategory_name")),
-        "journal_name": _text(record.get("journal_name") or record.get("journal")),
-        "journal_tier": _text(record.get("journal_tier")),
+        "subcategory_id": _text(record.get("subcategory_id"), where, "subcategory_id"),
+        "subcategory_name": _text(record.get("subcategory_name"), where, "subcategory_name"),
+        "journal_name": _text(record.get(journal_key), where, journal_key),
+        "journal_tier": _text(record.get("journal_tier"), where, "journal_tier"),
         "gold_total": _score(record[total_key], f"{where} {total_key}"),
         "gold_dims": _gold_dims(record, where),
         "pool": pool,
-        "date": f"{year:04d}-01-01",
-        "date_precision": "year",
+        "date": year.iso,
+        "date_precision": year.precision,
     }
 
 
-def pool_rows(source: Path, pool: str) -> list[dict[str, Any]]:
+def pool_rows(source: Path, pool: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(where, row)`` pairs of one pool, in file order."""
     files = _pool_files(source, pool)
     if not files:
         raise SciprobeError(f"missing SciTaste {pool} file in {source} (expected {pool}.jsonl, {pool}.json or "
                             f"{pool}.parquet)")
-    rows = []
-    for path in files:
-        for i, record in enumerate(_records(path)):
-            rows.append(normalize_record(record, pool, f"{path.name} record {i}"))
-    return rows
-
-
-def _check_unique(rows: list[dict[str, Any]]) -> None:
-    seen: set[str] = set()
-    for row in rows:
-        if row["id"] in seen:
-            raise SciprobeError(f"duplicate bibcode {row['id']!r} (the resume key must be unique across pools)")
-        seen.add(row["id"])
+    return [(where, normalize_record(record, pool, where)) for path in files for where, record in _records(path)]
 
 
 def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterator[tuple[str, list[dict]]]:
@@ -184,8 +170,9 @@ def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
     if config not in POOLS and config not in DISCIPLINES:
         raise SciprobeError(f"unknown SciTaste config {config!r}")
     needed = "backup" if config == "backup" else "selected"
-    pools = {p: pool_rows(source, p) for p in POOLS if p == needed or _pool_files(source, p)}
-    _check_unique([r for rows in pools.values() for r in rows])
+    placed = {p: pool_rows(source, p) for p in POOLS if p == needed or _pool_files(source, p)}
+    check_unique_ids(((row["id"], where) for rows in placed.values() for where, row in rows), "bibcode")
+    pools = {p: [row for _, row in rows] for p, rows in placed.items()}
     if config in POOLS:
         yield "test", pools[config]
     else:

@@ -22,7 +22,8 @@ from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.source import read_source
-from sciprobe.declaration import Benchmark, Command, ConfigSpec, Parsed, TaskSpec
+from sciprobe.benchmarks.sgibench.upstream import UPSTREAM
+from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
 
 CITATION = """
 @article{sgibench2025,
@@ -34,7 +35,8 @@ CITATION = """
 """
 
 BENCHMARK_DATE = "2025-12"  # freeze: repository commits 9-12 Dec 2025, arXiv v1 18 Dec 2025
-UPSTREAM_COMMIT = "8268d4349bff7c193eaa93ffb47418f402f9be2a"
+UPSTREAM_COMMIT = UPSTREAM.commit
+_PROMPTS = "sciprobe.benchmarks.sgibench.upstream:"
 # Upstream generation settings: temperature 0, no max_tokens, one zero-shot template (spec §3).
 OFFICIAL_GENERATION = {"temperature": 0.0, "max_tokens": None}
 ROWS = {"deep_research": 318, "idea_generation": 315, "dry_experiment": 271, "wet_experiment": 68,
@@ -156,8 +158,26 @@ def score_deep_research(records: Sequence[Mapping[str, Any]], mode: str = "offic
                             "second candidate, as upstream; exact_match_without_parser is the parser-free value")
     elif any(r.get("judge_ids") is not None for r in records):  # an evaluate run: say the parser did not run
         report.notes.append("answer re-formatting parser not run: exact_match uses the extracted answer only")
-    return merge_judged(report, records, mode, key="step_level_accuracy", prefix="sla",
-                        name="step-level accuracy (SLA)", score=step_level_accuracy)
+    merge_judged(report, records, mode, key="step_level_accuracy", prefix="sla", name="step-level accuracy (SLA)",
+                 score=step_level_accuracy)
+    return merge_answer_judge(report, records, mode)
+
+
+def merge_answer_judge(report: Any, records: Sequence[Mapping[str, Any]], mode: str) -> Any:
+    """``llm_judge`` (the answer-level judge of SGI-Bench@5d562f6: 1 whenever exact match is 1) from the stored
+    replies (``answer_judge_replies``); None, with a note, where no answer judge ran."""
+    from sciprobe.benchmarks.sgibench.judged import merge_judged
+    from sciprobe.scoring.sgi.deep_research import LLM_JUDGE_COMMIT, answer_judge_accuracy
+
+    if not any(r.get("answer_judge_replies") is not None for r in records):
+        report.values["llm_judge"] = None
+        report.notes.append("llm_judge (answer-level judge) not computed: it needs a judge (`--judge SPEC`)")
+        return report
+    exact = report.values["per_item"]
+    merge_judged(report, records, mode, key="llm_judge", prefix="answer_judge",
+                 name=f"llm_judge (answer-level judge, SGI-Bench@{LLM_JUDGE_COMMIT[:7]}; 1 whenever exact match is 1)",
+                 score=lambda outputs, m: answer_judge_accuracy(outputs, exact, m))
+    return report
 
 
 def score_wet(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
@@ -200,6 +220,60 @@ def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     return dry_experiment_scores(runs, [r["gold"] for r in records], mode=mode, judge=replay_judge(records))
 
 
+# ---------------------------------------------------------------- headlines as statistics over items
+
+def _no_answer(records: Sequence[Mapping[str, Any]]) -> list[bool]:
+    return [r.get("response") is None for r in records]
+
+
+def per_item_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+                   headline: str = "") -> Any:
+    """EM / MCA ×100: the mean of the scorer's 0/1 ``per_item`` over every item (McNemar between runs)."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    return mean_items(report.values["per_item"], _no_answer(records), scale=100.0)
+
+
+def wet_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+              headline: str = "") -> Any:
+    from sciprobe.scoring.item_scores import mean_items
+
+    items = report.values["per_item"]
+    failed = [it["status"] in ("no_response", "bad_reference", "upstream_crash") for it in items]
+    return mean_items([it["final"] for it in items], failed, scale=100.0)
+
+
+def dry_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+              headline: str = "") -> Any:
+    """PassAll@5 ×100: an item passes when all of its (up to five) unit tests pass."""
+    from sciprobe.scoring.item_scores import mean_items
+
+    items = report.values["per_item"]
+    return mean_items([float(it["pass_nums"] >= min(5, max(len(r["gold"]), 1))) for it, r in zip(items, records)],
+                      [it["failed"] for it in items], scale=100.0)
+
+
+def idea_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
+               headline: str = "") -> Any:
+    """``final``: the mean item score (official: over the items upstream does not raise on); None without the
+    judge panel's votes."""
+    from sciprobe.scoring.item_scores import mean_items
+    from sciprobe.scoring.sgi.idea import _DROPPED_UPSTREAM
+
+    if report.values.get("final") is None:
+        return None
+    items = report.values["per_item"]
+    values = [None if mode == "official" and it["status"] in _DROPPED_UPSTREAM else (it.get("final") or 0.0)
+              for it in items]
+    return mean_items(values, [it["status"] not in ("ok", "unparsable") for it in items])
+
+
+def _breakdowns(*extra: str) -> tuple[Breakdown, ...]:
+    titles = {"type": "question type", "image_type": "image type", "function_type": "function type"}
+    return (Breakdown("discipline", "discipline"), Breakdown("direction", "research direction"),
+            *(Breakdown(name, titles[name]) for name in extra))
+
+
 def _dry_gold(row: Mapping) -> list[str]:
     return [row[f"unit_test_{i}_output"] for i in range(5)]
 
@@ -207,34 +281,46 @@ def _dry_gold(row: Mapping) -> list[str]:
 # ---------------------------------------------------------------- tasks
 
 _MODES = ("official", "paper")
+#: the leaderboard ranks SGI-Bench by the paper's definitions: a failed generation scores 0 and is counted
+#: (official mode reproduces upstream, which leaves some failing items out)
+_RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
         metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="exact_match",
-        corpus_metrics=(("exact_match", True),)),
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
+        corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
+        upstream_prompt=_PROMPTS + "deep_research_prompts", record_fields=("discipline", "direction", "type"),
+        breakdowns=_breakdowns("type"), item_scores=per_item_items),
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
         metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final"),
+        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
+        upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
+        breakdowns=_breakdowns(), item_scores=idea_items),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
         score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
-        generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="passall_at_5"),
+        generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5",
+        upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
+        breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
         metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
-        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, headline="final",
-        corpus_metrics=(("final", True), ("ss", True), ("pa", True))),
+        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
+        corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts",
+        record_fields=("discipline", "direction"), breakdowns=_breakdowns(), item_scores=wet_items),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
         score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
-        modes=_MODES, headline="mca", corpus_metrics=(("mca", True),)),
+        modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
+        upstream_prompt=_PROMPTS + "reasoning_prompts", record_fields=("discipline", "direction", "type", "image_type"),
+        breakdowns=_breakdowns("type", "image_type"), item_scores=per_item_items),
 }
 
 CARD_SECTIONS = {
@@ -262,12 +348,15 @@ CARD_SECTIONS = {
         "score value and score note; per-task option `images`: auto/send/drop); missing images are skipped and "
         "counted.",
         "- **Judged metrics in `sciprobe evaluate`**: with `--judge` (a panel: `'A;B'`), deep research also reports "
-        "the step-level accuracy (and runs the answer re-formatting parser, EM's second candidate as upstream) and "
+        "the step-level accuracy and `llm_judge` (the answer-level judge of SGI-Bench@5d562f6: 1 whenever exact "
+        "match is 1, else the judge's semantic-equivalence verdict; failures score 0 and are counted), and runs the "
+        "answer re-formatting parser (EM's second candidate as upstream); "
         "experimental reasoning the reasoning validity (the judge gets the images), with their own coverage; "
-        "without a judge the score notes say they were not computed. Neither is part of the SGI-Score "
+        "without a judge the score notes say they were not computed. None of them is part of the SGI-Score "
         "(`sciprobe sgibench score-overall`).",
-        "- **Prompts** are sciprobe's own wording; only the formats the official parsers read are kept "
-        "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys).",
+        "- **Prompts** are sciprobe's own wording by default; only the formats the official parsers read are kept "
+        "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys). `--prompts upstream` uses "
+        "upstream's templates at the pinned commit instead (see Upstream); results record the prompt set.",
         "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "
         f"(SGI-Bench@{UPSTREAM_COMMIT[:7]}, quirks included) and `mode=paper`; see the metric card for every "
         "difference and for the failure accounting.",
@@ -306,4 +395,7 @@ BENCHMARK = Benchmark(
     commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files",
                       "sciprobe.benchmarks.sgibench.cli"),),
     lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",
+    upstream=UPSTREAM,
+    upstream_logs="sciprobe.benchmarks.sgibench.upstream_logs:read_logs",
+    baselines="sciprobe.benchmarks.sgibench.baselines:baselines",
 )

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import call_failed, error_is_call_failure, mark_call_failure, unanswered
 from sciprobe.llm.types import Request, canonical_json, sha256_hex
 
 if TYPE_CHECKING:
@@ -55,9 +56,9 @@ def dryexp_interpreter() -> tuple[str, list[str], dict[str, Any]]:
 
     value = os.environ.get(ENV_VAR)
     if not value:
-        warning = (f"{ENV_VAR} is not set: ran with {sys.executable} (Python {sys.version.split()[0]}), not the "
-                   "pinned dryexp environment; printed digits depend on library versions, so exact-match scores "
-                   "may differ from upstream's")
+        warning = (f"{ENV_VAR} is not set: ran with sciprobe's own interpreter (Python {sys.version.split()[0]}), "
+                   "not the pinned dryexp environment; printed digits depend on library versions, so exact-match "
+                   "scores may differ from upstream's")
         return sys.executable, [warning], {"pinned": False}
     path = Path(value).expanduser()
     python = env_python(path) if path.is_dir() else path
@@ -308,9 +309,16 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
             "judge_id": judge_id,
             "judge_replies": json.dumps({k: replies.get(k) for k in per_item_keys[i]}, ensure_ascii=False),
             "judge_errors": json.dumps({k: judge_errors[k] for k in per_item_keys[i] if k in judge_errors}),
+            # a program the model never sent is not a failing program (sciprobe.evidence)
+            "parse_path": unanswered(completion).path if call_failed(completion) else "answered",
         })
+        judge_failed = next((judge_errors[k] for k in per_item_keys[i]
+                             if error_is_call_failure(judge_errors.get(k))), None)
+        if judge_failed is not None:
+            mark_call_failure(records[-1], judge_failed, f"judge {judge_id}")
     provenance = {
-        "interpreter": python, "interpreter_info": interp_info, "sandboxed": ok, "sandbox": reason,
+        # results never carry a local path: the interpreter by name (its version is in interpreter_info)
+        "interpreter": Path(python).name, "interpreter_info": interp_info, "sandboxed": ok, "sandbox": reason,
         "limits": {"wall_s": limits.wall_s, "cpu_s": limits.cpu_s, "memory_mb": limits.memory_mb,
                    "max_procs": limits.max_procs},
         "warnings": warnings, "n_runs": len(specs), "n_data_generations": len(data_jobs),

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sciprobe.declaration import Runner
+from sciprobe.evidence import CALL_FAILED, call_failed, error_is_call_failure, mark_call_failure
 from sciprobe.llm.types import Completion, Request, UsageStats, canonical_json, sha256_hex
 
 if TYPE_CHECKING:
@@ -154,6 +155,8 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
     records = []
     for row, completion, item_votes, log in zip(rows, completions, votes, logs):
         _, path = parse_generated_idea(completion.text if completion.ok else None)
+        if call_failed(completion):
+            path = CALL_FAILED  # no answer is not a bad idea: left out of the score (sciprobe.evidence)
         records.append({
             "id": str(row["id"]),
             "row": dict(row),
@@ -169,6 +172,11 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
             "judge_calls": json.dumps(log, ensure_ascii=False),
             "n_failed_votes": item_votes["failed_calls"] if item_votes else None,
         })
+        last = {(entry["judge"], entry["swapped"]): entry for entry in log}  # each vote's final attempt
+        unanswered_vote = next((e for e in last.values()
+                                if e["verdict"] is None and error_is_call_failure(e["error"])), None)
+        if unanswered_vote is not None:
+            mark_call_failure(records[-1], str(unanswered_vote["error"]), f"judge {unanswered_vote['judge']}")
     provenance: dict[str, Any] = {
         "idea_judges": judge_ids, "judge_params": judge_params,
         "judge_attempts": max_attempts, "n_judge_calls": n_judge,

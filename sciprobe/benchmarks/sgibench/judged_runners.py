@@ -3,7 +3,8 @@
 
 - ``sgibench:deep_research`` (runner ``sgi_deep_research``): one answer per item (the generic single-call
   runner), then, with a judge, the answer re-formatting parser (§4.2; its output is EM's second candidate, as
-  upstream) and the step-level judge (§4.3) -- once per judge of the panel (``--judge 'A;B'``);
+  upstream), the step-level judge (§4.3) and the answer-level judge (``llm_judge``, SGI-Bench@5d562f6: only for
+  items whose exact match is 0) -- once per judge of the panel (``--judge 'A;B'``);
 - ``sgibench:experimental_reasoning`` (runner ``sgi_reasoning``): one answer per item with the item's images
   as OpenAI content parts (PNG base64 data URLs, images before the text, §3.5), then the reasoning-validity
   judge (§4.6), which also receives the images.
@@ -34,6 +35,7 @@ from typing import Any
 
 from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
+from sciprobe.evidence import error_is_call_failure, mark_call_failure
 from sciprobe.llm.types import Request
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0.0}  # upstream sends temperature 0 to o4-mini / gpt-4.1-mini
@@ -128,6 +130,14 @@ def ask(client: Any, messages: Sequence[list[dict[str, Any]] | None], item_ids: 
     return texts, errors
 
 
+def mark_judge_failures(records: Sequence[dict[str, Any]], errors: Sequence[str | None], who: str) -> None:
+    """An item whose judge call got no answer has no verdict: it is left out of the score, never counted as a
+    wrong answer (sciprobe.evidence)."""
+    for record, error in zip(records, errors):
+        if error_is_call_failure(error):
+            mark_call_failure(record, str(error), who)
+
+
 def _keep_replies(judge_id: str, texts: Sequence[str | None], errors: Sequence[str | None],
                   messages: Sequence[Any], replies: list[dict[str, str | None]], failures: list[dict[str, str]]) -> None:
     """File one judge's replies per item; an item without a model response to judge is a recorded failure."""
@@ -155,6 +165,34 @@ def _answer_parser(ctx: Any, panel: Sequence[tuple[str, Any]]) -> tuple[str, Any
     return panel[0] if panel else None
 
 
+def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
+                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
+    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
+    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
+    ``answer_judge_replies``. Returns the number of requests."""
+    from sciprobe.scoring.sgi.deep_research import answer_judge_messages, exact_match_item, extract_answer
+
+    messages: list[list[dict[str, Any]] | None] = []
+    for row, record, resp in zip(rows, records, responses):
+        reference, parsed = str(row["answer"]), record.get("parsed_answer")
+        if resp is None or all(exact_match_item(reference, resp, parsed, m) for m in ("official", "paper")):
+            messages.append(None)
+            continue
+        messages.append(answer_judge_messages(row["question"], reference, extract_answer(resp), parsed))
+    replies: list[dict[str, str | None]] = [{} for _ in rows]
+    failures: list[dict[str, str]] = [{} for _ in rows]
+    for judge_id, client in panel:
+        texts, errors = ask(client, messages, ids, params, f"sgi answer judge {judge_id}")
+        for i, (text, error) in enumerate(zip(texts, errors)):
+            replies[i][judge_id] = text
+            if error is not None:
+                failures[i][judge_id] = error
+    for record, reply, failure in zip(records, replies, failures):
+        record["answer_judge_replies"] = json.dumps(reply, ensure_ascii=False)
+        record["answer_judge_errors"] = json.dumps(failure, ensure_ascii=False)
+    return sum(m is not None for m in messages) * len(panel)
+
+
 def run_deep_research(ctx: Any) -> list[Any]:
     """Answers, then (with a judge) the answer parser and the step judge; one :class:`TaskResult`."""
     from sciprobe.runners.single_call import run_single_call
@@ -177,6 +215,7 @@ def run_deep_research(ctx: Any) -> list[Any]:
             record["parsed_answer"] = text.strip() if text is not None else None
             record["parser_error"] = error
             record["parser_id"] = parser_id
+        mark_judge_failures(records, errors, f"answer parser {parser_id}")
 
     replies: list[dict[str, str | None]] = [{} for _ in rows]
     failures: list[dict[str, str]] = [{} for _ in rows]
@@ -185,17 +224,19 @@ def run_deep_research(ctx: Any) -> list[Any]:
     for judge_id, client in panel:
         texts, errors = ask(client, messages, ids, params, f"sgi step judge {judge_id}")
         _keep_replies(judge_id, texts, errors, messages, replies, failures)
+        mark_judge_failures(records, errors, f"judge {judge_id}")
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure in zip(records, replies, failures):
         record["judge_ids"] = judge_ids
         record["sla_replies"] = json.dumps(reply, ensure_ascii=False)
         record["sla_errors"] = json.dumps(failure, ensure_ascii=False)
+    n_answer_calls = _answer_judge(records, rows, responses, panel, ids, params) if panel else 0
 
     extra: dict[str, Any] = {
         "sgi_judges": judge_ids, "judge_params": params,
         "answer_parser_id": parser[0] if parser else None,
         "n_judge_calls": sum(m is not None for m in messages) * len(panel)
-        + (sum(r is not None for r in responses) if parser else 0),
+        + (sum(r is not None for r in responses) if parser else 0) + n_answer_calls,
         "judge_usage": _usage([*panel, *([parser] if parser and parser not in panel else [])]),
     }
     if not panel:
@@ -205,18 +246,25 @@ def run_deep_research(ctx: Any) -> list[Any]:
 
 # ------------------------------------------------------------------ experimental reasoning
 
-def reasoning_request(row: Mapping[str, Any], policy: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The model-facing messages of one reasoning item under ``policy`` and what happened to its images."""
-    from sciprobe.benchmarks.sgibench.prompts import reasoning_multimodal_messages, reasoning_placeholder_messages
+def reasoning_request(row: Mapping[str, Any], policy: str, text_of: Any = None
+                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The model-facing messages of one reasoning item under ``policy`` and what happened to its images
+    (``text_of(row)``: the prompt text; default sciprobe's wording)."""
+    from sciprobe.benchmarks.sgibench.prompts import (
+        reasoning_multimodal_messages,
+        reasoning_placeholder_messages,
+        reasoning_text,
+    )
 
+    text_of = text_of or reasoning_text
     images = list(row.get("images") or [])
     parts, missing = _image_parts(images)
     if policy == "send":
-        messages = reasoning_multimodal_messages(row, parts)
+        messages = reasoning_multimodal_messages(row, parts, text_of)
         info = {"n_images": len(images), "n_images_sent": len(parts), "n_images_missing": missing,
                 "images_dropped": False}
     else:
-        messages = reasoning_placeholder_messages(row, len(parts))
+        messages = reasoning_placeholder_messages(row, len(parts), text_of)
         info = {"n_images": len(images), "n_images_sent": 0, "n_images_missing": missing,
                 "images_dropped": bool(parts)}
     return messages, {**info, "images_policy": policy}
@@ -230,9 +278,10 @@ def run_reasoning(ctx: Any) -> list[Any]:
 
     rows = ctx.data.rows
     policy = image_policy(ctx.client, ctx.options.get("images"))
+    text_of = ctx.prompt("reasoning_text", reasoning_text)  # the judge sees the question as the model saw it
     requests, infos = [], []
     for row in rows:
-        messages, info = reasoning_request(row, policy)
+        messages, info = reasoning_request(row, policy, text_of)
         requests.append(Request.of(messages, dict(ctx.params), item_id=str(row["id"])))
         infos.append(info)
     completions = ctx.client.complete_many(requests, desc=ctx.task.name) if requests else []
@@ -254,7 +303,7 @@ def run_reasoning(ctx: Any) -> list[Any]:
             if resp is None:
                 messages.append(None)
                 continue
-            built = rv_judge_messages(reasoning_text(row), list(row.get("steps") or []), resp, [])
+            built = rv_judge_messages(text_of(row), list(row.get("steps") or []), resp, [])
             built[0]["content"] = [*row_parts[i], *built[0]["content"]]
             if judge_text_only:
                 built, n = flatten_for_text_model(built)
@@ -262,6 +311,7 @@ def run_reasoning(ctx: Any) -> list[Any]:
             messages.append(built)
         texts, errors = ask(client, messages, ids, params, f"sgi reasoning-validity judge {judge_id}")
         _keep_replies(judge_id, texts, errors, messages, replies, failures)
+        mark_judge_failures(records, errors, f"judge {judge_id}")
     judge_ids = [jid for jid, _ in panel]
     for record, reply, failure, dropped in zip(records, replies, failures, rv_dropped):
         record["judge_ids"] = judge_ids

@@ -10,7 +10,7 @@ role upstream uses; images of reasoning items are sent before the text (the ligh
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 Row = Mapping[str, Any]
@@ -83,10 +83,11 @@ def wet_experiment_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict
     return _messages(f"{row['question']}\n\n{WET_INSTRUCTIONS}")
 
 
-def reasoning_text(row: Row) -> str:
-    """The text part of a reasoning prompt (the images travel separately, before it)."""
+def reasoning_text(row: Row, instructions: str = REASONING_INSTRUCTIONS) -> str:
+    """The text part of a reasoning prompt (the images travel separately, before it): the instructions, then
+    the question and the lettered options in upstream's layout."""
     options = "".join(f"{chr(65 + i)}. {option}\n" for i, option in enumerate(row["options"]))
-    return f"{REASONING_INSTRUCTIONS}\n\nQuestion:\n{row['question']}\n\nOptions:\n{options}"
+    return f"{instructions}\n\nQuestion:\n{row['question']}\n\nOptions:\n{options}"
 
 
 def reasoning_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict[str, str]]:
@@ -100,17 +101,19 @@ def reasoning_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict[str,
 IMAGE_PLACEHOLDER = "[Image {k} of {n} is not shown: this model receives text only.]"
 
 
-def reasoning_multimodal_messages(row: Row, image_parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def reasoning_multimodal_messages(row: Row, image_parts: Sequence[Mapping[str, Any]],
+                                  text_of: Callable[[Row], str] = reasoning_text) -> list[dict[str, Any]]:
     """OpenAI content parts: the images (``image_url`` data URLs) first, then the text, as upstream sends them."""
     content: list[dict[str, Any]] = [dict(part) for part in image_parts]
-    content.append({"type": "text", "text": reasoning_text(row)})
+    content.append({"type": "text", "text": text_of(row)})
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
 
 
-def reasoning_placeholder_messages(row: Row, n_images: int) -> list[dict[str, str]]:
+def reasoning_placeholder_messages(row: Row, n_images: int,
+                                   text_of: Callable[[Row], str] = reasoning_text) -> list[dict[str, str]]:
     """The text-only variant: one placeholder line per image, then the text."""
     lines = [IMAGE_PLACEHOLDER.format(k=k, n=n_images) for k in range(1, n_images + 1)]
-    return _messages("\n".join([*lines, "", reasoning_text(row)]) if lines else reasoning_text(row))
+    return _messages("\n".join([*lines, "", text_of(row)]) if lines else text_of(row))
 
 
 def idea_messages(row: Row, examples: Sequence[Row] = ()) -> list[dict[str, str]]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from sciprobe.benchmarks.sgibench.external import EXTERNAL_FILES
 from sciprobe.errors import SciprobeError
+from sciprobe.release_files import check_unique_ids, integer, number, text, text_list
 from sciprobe.scoring.sgi.wet_experiment import action_names
 
 HUB_DATASETS = {
@@ -56,15 +57,21 @@ def parquet_files(source: Path, config: str) -> list[Path]:
     raise SciprobeError(f"no Parquet for {config} under {source} (expected {HUB_DATASETS[config]}/data/test-*.parquet)")
 
 
-def read_parquet_rows(files: list[Path]) -> list[dict[str, Any]]:
+def read_parquet_rows(files: list[Path], root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """``(where, record)`` of every row of the files (``where`` = path below ``root`` and row number); a file
+    with no rows is an error."""
     import pyarrow.parquet as pq
 
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[str, dict[str, Any]]] = []
     for path in files:
+        name = str(path.relative_to(root)) if root is not None else path.name
         try:
-            rows.extend(pq.read_table(path).to_pylist())
+            records = pq.read_table(path).to_pylist()
         except Exception as exc:  # pyarrow raises several types for unreadable files
             raise SciprobeError(f"cannot read {path}: {exc}".replace("\n", " ")) from None
+        if not records:
+            raise SciprobeError(f"{name}: the file has no items")
+        rows.extend((f"{name} row {i}", record) for i, record in enumerate(records))
     return rows
 
 
@@ -92,21 +99,18 @@ def _image(value: Any) -> dict[str, Any] | None:
     return value  # a PIL image: datasets encodes it
 
 
-def _strings(raw: Mapping[str, Any], config: str) -> dict[str, Any]:
-    out = {}
-    for key in STRING_FIELDS[config]:
-        value = raw.get(key)
-        out[key] = "" if value is None else str(value)
-    return out
+def _strings(raw: Mapping[str, Any], config: str, where: str) -> dict[str, Any]:
+    return {key: text(raw.get(key), where, key) or "" for key in STRING_FIELDS[config]}
 
 
-def normalise(raw: Mapping[str, Any], config: str) -> dict[str, Any]:
-    """One hub record -> one row of the declared features."""
-    row = _strings(raw, config)
+def normalise(raw: Mapping[str, Any], config: str, where: str | None = None) -> dict[str, Any]:
+    """One hub record -> one row of the declared features (a wrong-typed field is refused, not coerced)."""
+    where = where or config
+    row = _strings(raw, config, where)
     if not row["idx"]:
-        raise SciprobeError(f"{config}: a record has no idx")
+        raise SciprobeError(f"{where}: a record has no idx")
     if config == "deep_research":
-        row["steps"] = [str(s) for s in raw.get("steps") or []]
+        row["steps"] = text_list(raw.get("steps"), where, "steps")
     elif config == "idea_generation":
         errors = []
         for key in DICT_FIELDS:
@@ -114,24 +118,24 @@ def normalise(raw: Mapping[str, Any], config: str) -> dict[str, Any]:
             if parsed is None:
                 errors.append(key)
             row[key] = parsed or []
-        row["keywords"] = [str(k) for k in raw.get("keywords") or []]
-        row["implementation_order"] = [str(k) for k in raw.get("implementation_order") or []]
+        row["keywords"] = text_list(raw.get("keywords"), where, "keywords")
+        row["implementation_order"] = text_list(raw.get("implementation_order"), where, "implementation_order")
         row["parse_errors"] = errors
     elif config == "dry_experiment":
-        row["incomplete_functions"] = [str(f) for f in raw.get("incomplete_functions") or []]
+        row["incomplete_functions"] = text_list(raw.get("incomplete_functions"), where, "incomplete_functions")
         runtime = raw.get("runtime")
-        row["runtime"] = None if runtime is None else float(runtime)
+        row["runtime"] = None if runtime is None else number(runtime, where, "runtime")
         row["external_files"] = list(EXTERNAL_FILES.get(row["idx"], ()))
     elif config == "wet_experiment":
         row["action_names"] = action_names(row["action_pool"])
     elif config == "experimental_reasoning":
         answer = raw.get("answer")
-        if answer is None or not 0 <= int(answer) < 26:
+        if answer is None or not 0 <= integer(answer, where, "answer") < 26:
             raise SciprobeError(f"{row['idx']}: answer must be a 0-based option index, got {answer!r}")
-        row["answer"] = int(answer)
-        row["answer_letter"] = chr(65 + int(answer))
-        row["options"] = [str(o) for o in raw.get("options") or []]
-        row["steps"] = [str(s) for s in raw.get("steps") or []]
+        row["answer"] = answer
+        row["answer_letter"] = chr(65 + answer)
+        row["options"] = text_list(raw.get("options"), where, "options")
+        row["steps"] = text_list(raw.get("steps"), where, "steps")
         row["images"] = [_image(i) for i in raw.get("images") or []]
         row["step_images"] = [_image(i) for i in raw.get("step_images") or []]
     row["id"] = row["idx"]  # the generic item key (runners, predictions files, lighteval)
@@ -143,10 +147,7 @@ def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
     """Yield ``("test", rows)`` for one config."""
     if config not in HUB_DATASETS:
         raise SciprobeError(f"unknown SGI-Bench config {config!r}")
-    rows = [normalise(r, config) for r in read_parquet_rows(parquet_files(Path(source), config))]
-    seen: set[str] = set()
-    for row in rows:
-        if row["idx"] in seen:
-            raise SciprobeError(f"{config}: duplicate idx {row['idx']}")
-        seen.add(row["idx"])
+    records = read_parquet_rows(parquet_files(Path(source), config), Path(source))
+    rows = [normalise(record, config, where) for where, record in records]
+    check_unique_ids(((row["idx"], where) for row, (where, _) in zip(rows, records)), "idx")
     yield "test", rows

@@ -13,6 +13,14 @@ comma-separated part) -- non-official, flagged as such in the report.
 
 SLA (judge, not part of the SGI-Score): the judge segments the model's solution into steps and marks each one;
 SLA = correct / judged steps. Judge or parse failures score 0 and are counted (upstream crashes on them).
+
+``llm_judge`` (answer-level judge, not part of the SGI-Score; added upstream after the pinned commit, at
+SGI-Bench@5d562f6 ``step_2_score.py``): 1 whenever the item's exact match is 1 (no judge call); otherwise a judge
+decides whether the answer is semantically equivalent to the reference (numbers within 5% relative error after
+obvious unit or formatting differences, texts of equal meaning; no partial credit) and replies
+``{"judge": 0 or 1, "reason": ...}``. Official: upstream's reading (the span from the first ``{`` to the last
+``}``, ``int(reply.get("judge", 0))``); an unreadable reply or a failed call scores 0, as upstream, and is counted.
+Paper: the same with the paper-mode exact match, and only 0/1 verdicts count (anything else is a failure).
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ from sciprobe.scoring.sgi._common import (
 )
 
 METRIC = "sgi_deep_research"
+#: the upstream commit whose ``step_2_score.py`` defines the answer-level ``llm_judge``
+LLM_JUDGE_COMMIT = "5d562f64b7e811e7cc3da7b22c0a24fd6678dfca"
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$")
 
 
@@ -242,3 +252,66 @@ def run_step_judge(judge: Judge | None, rows: Sequence[Mapping[str, Any]],
         text, _ = call_judge(judge, step_judge_messages(row["question"], list(row["steps"]), row["answer"], pred))
         out.append(text)
     return out
+
+
+# ------------------------------------------------------------------ answer-level judge, llm_judge (SGI-Bench@5d562f6)
+
+def answer_judge_messages(question: str, reference: str, answer: str, parsed: str | None) -> Messages:
+    """Our own wording of the answer-equivalence request; reply format as upstream (``{"judge": 0 or 1,
+    "reason": ...}``). ``answer`` is the extracted answer, ``parsed`` the answer parser's candidate (or None)."""
+    system = ("You grade answers to scientific questions against a reference answer. Decide whether the model's "
+              "answer is essentially correct: a number counts as correct when it is within 5% relative error of "
+              "the reference once obvious differences of units, percent signs or formatting are accounted for and "
+              "the question supports the same meaning; a text answer counts when it means the same thing. There is "
+              "no partial credit. Reply only with a JSON object {\"judge\": 0 or 1, \"reason\": \"...\"}.")
+    user = "\n\n".join([f"Question: {question}", f"Reference answer: {reference}", f"Model's answer: {answer}",
+                         f"Model's answer as normalised by the answer parser: {parsed or ''}"])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_answer_verdict(text: str | None, mode: str = "official") -> int | None:
+    """A judge reply -> its verdict, or None when it cannot be read (a failure). official: upstream's
+    ``int(result.get("judge", 0))`` on the first-``{``-to-last-``}`` span (a missing key reads 0, any integer is
+    kept); paper: only 0/1 (or true/false)."""
+    check_mode(mode)
+    data = bracketed_literal(text, "{", "}")
+    if not isinstance(data, Mapping):
+        return None
+    value = data.get("judge", 0)
+    if mode == "official":
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    return None
+
+
+def answer_judge_accuracy(judge_outputs: Sequence[str | None], exact_matches: Sequence[int],
+                          mode: str = "official") -> ScoreReport:
+    """``llm_judge`` ×100: 1 where ``exact_matches`` is 1 (whatever the reply), else the judge's verdict; a
+    missing or unreadable reply scores 0 and is counted as failed."""
+    check_mode(mode)
+    check_lengths("judge_outputs", judge_outputs, "exact_matches", exact_matches)
+    per_item: list[float] = []
+    failed: list[bool] = []
+    for text, em in zip(judge_outputs, exact_matches):
+        if em:
+            per_item.append(1.0)
+            failed.append(False)
+            continue
+        verdict = parse_answer_verdict(text, mode)
+        per_item.append(float(verdict or 0))
+        failed.append(verdict is None)
+    values: dict[str, Any] = {"llm_judge": pct(mean(per_item)), "per_item": per_item,
+                              "n_judged": sum(1 for em in exact_matches if not em)}
+    if mode == "official":
+        values["llm_judge_upstream"] = values["llm_judge"]  # upstream scores failures 0 too
+    n = len(per_item)
+    return ScoreReport(METRIC + "_llm_judge", mode, values, Coverage(n, n - sum(failed), sum(failed)),
+                       params={"upstream_commit": LLM_JUDGE_COMMIT})

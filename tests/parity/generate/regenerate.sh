@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate every parity case file from the pinned upstream trees (see tests/parity/README.md).
 # usage: bash tests/parity/generate/regenerate.sh UPSTREAM_DIR
-#   UPSTREAM_DIR holds irllm/, sgibench/ and prescience/ (the pinned commits) and two virtualenvs:
+#   UPSTREAM_DIR holds irllm/, sgibench/ and prescience/ (the pinned commits), sgibench-5d562f6/ (SGI-Bench at
+#   5d562f6, for the deep-research llm_judge) and two virtualenvs:
 #   venv312/ (Python 3.12: IDRBench, SGI-Bench) and venv311/ (Python 3.11: PreScience); override with
 #   PY312=... PY311=...
 set -euo pipefail
@@ -12,4 +13,6 @@ py311="${PY311:-$up/venv311/bin/python}"
 cd "$here"
 "$py312" gen_idrbench.py "$up/irllm"
 "$py312" gen_sgi.py "$up/sgibench"
+# the answer-level llm_judge came after the pinned commit: a checkout at 5d562f6 beside the pinned one
+"$py312" gen_sgi_llm_judge.py "$up/sgibench" "$up/sgibench-5d562f6"
 "$py311" gen_prescience.py "$up/prescience"

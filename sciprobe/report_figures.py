@@ -1,0 +1,198 @@
+"""The generic figures of ``sciprobe report`` (matplotlib, Agg; every function returns a Figure). Each run keeps
+one color in every figure; reference baselines are drawn dashed (diamond markers).
+
+- :func:`scores_figure`: each run's headline with its bootstrap interval, one row per run and mode;
+- :func:`breakdown_figure`: a heatmap of group scores (rows: groups, columns: runs), with the items per group;
+- :func:`cutoff_figure`: the headline recomputed on the items dated strictly after each cutoff, with a
+  bootstrap band, and how many items remain.
+
+Benchmark-specific figures (calibration, rank histograms, scatter plots) come from the
+``Benchmark.report_figures`` hook.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure", "json_cell", "scores_figure"]
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22")
+
+
+@dataclass
+class RunTask:
+    """One task of one results file, as the report shows it."""
+
+    label: str                     # the run's label (model id, "(baseline)" ...)
+    key: str                       # "idrbench:ipi|0"
+    entry: dict[str, Any]          # sciprobe.tasks[key]
+    headline: str
+    default_mode: str
+    baseline: bool = False
+    records: list[dict[str, Any]] | None = None   # the details file's records, when readable
+    color: str = PALETTE[0]
+    notes: list[str] = field(default_factory=list)
+
+    def score(self, mode: str) -> float | None:
+        value = (self.entry["scores"].get(mode) or {}).get(self.headline)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value) else None
+
+    def ci(self, mode: str) -> dict[str, Any]:
+        return (self.entry["scores"].get(mode) or {}).get("ci") or {}
+
+
+def json_cell(value: Any) -> Any:
+    """A details cell that may hold JSON text (dicts and mixed-type columns are stored as JSON)."""
+    import json
+
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def figure(width: float, height: float) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def _wrap(text: str, width: int = 28) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
+    """Horizontal interval plot: one row per (run, mode)."""
+    rows = [(run, mode) for run in runs for mode in run.entry["scores"]]
+    fig = figure(7.5, 0.9 + 0.42 * len(rows))
+    ax = fig.add_subplot()
+    for y, (run, mode) in enumerate(reversed(rows)):
+        value, ci = run.score(mode), run.ci(mode)
+        color = run.color
+        if ci.get("low") is not None and ci.get("high") is not None:
+            ax.plot([ci["low"], ci["high"]], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
+                    linestyle=(0, (3, 1.5)) if run.baseline else "-")
+        if value is not None:
+            ax.plot([value], [y], marker="D" if run.baseline else "o", color=color, markersize=7)
+            ax.annotate(f"{value:.3f}", (value, y), textcoords="offset points", xytext=(0, 7), ha="center",
+                        fontsize=8)
+        else:
+            ax.annotate("no number", (0.5, y), xycoords=("axes fraction", "data"), ha="center", va="center",
+                        fontsize=8, color="#aa0000")
+    ax.set_yticks(range(len(rows)), [f"{run.label} [{mode}]" for run, mode in reversed(rows)], fontsize=8)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(rows[0][0].headline if rows else "")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any]]], metric: str) -> Any:
+    """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run; groups are the union."""
+    groups = sorted({g for _, groups in columns for g in groups}, key=lambda g: (g == "unknown", g))
+    data = np.full((len(groups), len(columns)), np.nan)
+    counts = [["" for _ in columns] for _ in groups]
+    for j, (_, by_group) in enumerate(columns):
+        for i, group in enumerate(groups):
+            cell = by_group.get(group)
+            if cell is None:
+                continue
+            if cell.get("score") is not None:
+                data[i, j] = cell["score"]
+            counts[i][j] = f"n={cell.get('n_scored', 0)}/{cell.get('n_items', 0)}"
+    fig = figure(min(2.2 + 1.6 * len(columns), 14), 1.3 + 0.5 * len(groups))
+    ax = fig.add_subplot()
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#e8e8e8")
+    finite = data[np.isfinite(data)]
+    middle = float(np.mean(finite)) if finite.size else 0.0
+    image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap)
+    for i in range(len(groups)):
+        for j in range(len(columns)):
+            value = data[i, j]
+            if not counts[i][j]:
+                text, shade = "not in run", "#555555"
+            else:
+                text = ("no number" if np.isnan(value) else f"{value:.3f}") + f"\n{counts[i][j]}"
+                shade = "#333333" if np.isnan(value) or value >= middle else "white"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
+    ax.set_xticks(range(len(columns)), [_wrap(label, 18) for label, _ in columns], fontsize=7)
+    ax.set_yticks(range(len(groups)), [_wrap(g, 34) for g in groups], fontsize=7)
+    ax.set_title(f"{metric} by {title}", fontsize=10)
+    fig.colorbar(image, ax=ax, shrink=0.8, label=metric)
+    return fig
+
+
+def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_resamples: int = 200,
+                 seed: int = 0) -> dict[str, list[Any]] | None:
+    """The headline on the items dated strictly after each cutoff (the distinct item dates, or ``max_points``
+    quantiles of them), with a percentile band from ``n_resamples`` seeded resamples; None without two dates."""
+    from sciprobe.scoring.bootstrap import BootstrapSettings, bootstrap, interval, units_of
+    from sciprobe.scoring.item_scores import ItemScores, evaluate_statistic
+
+    spec = (table.get("modes") or {}).get(mode)
+    dates = [str(d)[:10] if d else None for d in table.get("dates") or []]
+    known = sorted({d for d in dates if d})
+    if spec is None or len(known) < 2:
+        return None
+    if len(known) > max_points:
+        known = sorted({known[int(q)] for q in np.linspace(0, len(known) - 1, max_points)})
+    cutoffs = [d for d in known[:-1]]  # after the last date nothing is left
+    items = ItemScores.from_json(spec)
+    cols = items.arrays()
+    date_array = np.array([d or "" for d in dates])
+    masks = np.stack([(date_array > c) & (date_array != "") for c in cutoffs]).astype(float)
+    scored = items.scored()
+
+    def stat(weights: np.ndarray) -> np.ndarray:
+        return evaluate_statistic(items.statistic, cols, weights, items.params, masks)
+
+    point = stat(np.ones((1, len(dates))))[0]
+    unit_of_item, n_units = units_of(table.get("clusters"), len(dates))
+    samples = bootstrap(stat, unit_of_item, n_units, BootstrapSettings(n_resamples, seed))
+    bands = [interval(samples[:, k], 0.95)[:2] for k in range(len(cutoffs))]
+    return {"cutoff": cutoffs, "score": [None if np.isnan(v) else float(v) for v in point],
+            "low": [b[0] for b in bands], "high": [b[1] for b in bands],
+            "n_scored": [int((m.astype(bool) & scored).sum()) for m in masks]}
+
+
+def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric: str, title: str) -> Any:
+    import matplotlib.dates as mdates
+
+    fig = figure(7.5, 4.2)
+    ax = fig.add_subplot()
+    counts = ax.twinx()
+    for run, curve in curves:
+        x = np.array(curve["cutoff"], dtype="datetime64[D]")
+        y = np.array([np.nan if v is None else v for v in curve["score"]], dtype=float)
+        low = np.array([np.nan if v is None else v for v in curve["low"]], dtype=float)
+        high = np.array([np.nan if v is None else v for v in curve["high"]], dtype=float)
+        color = run.color
+        ax.plot(x, y, marker=".", color=color, label=run.label, linestyle="--" if run.baseline else "-")
+        ax.fill_between(x, low, high, color=color, alpha=0.15)
+    run, curve = curves[0]
+    counts.step(np.array(curve["cutoff"], dtype="datetime64[D]"), curve["n_scored"], where="post", color="#444444",
+                alpha=0.35, linewidth=1)
+    counts.set_ylabel("items after the cutoff (first run)", fontsize=8, color="#444444")
+    ax.set_xlabel("cutoff (items dated strictly after it)")
+    ax.set_ylabel(metric)
+    ax.set_title(title, fontsize=10)
+    locator = mdates.AutoDateLocator(maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return fig
