@@ -34,6 +34,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
   sciprobe compare A.json B.json                              # paired difference, interval and test per task
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
+  sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
 #: Exit status of an incomplete run: a cap stopped it, or calls got no answer (results written, marked).
@@ -60,6 +61,10 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--upstream-dir", metavar="DIR",
                         help="with --prompts upstream: a local copy of the upstream files at their repository paths "
                              "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+def _add_executor(parser: argparse.ArgumentParser) -> None:
+    from sciprobe.executors import EXECUTOR_HELP
+
+    parser.add_argument("--executor", default="local", metavar="local|ray|ray://HOST:PORT", help=EXECUTOR_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
     _add_prompts(evaluate, "the prompts the model gets")
+    _add_executor(evaluate)
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
     economics.add_argument("--dry-run", action="store_true",
@@ -158,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--limit", type=int, default=8,
                       help="items per task (unless the benchmark's demo says otherwise); the bundled model takes "
                            "~4 s an answer")
+    _add_executor(demo)
 
     lighteval = sub.add_parser("lighteval", help="lighteval's CLI, offline (only --custom-tasks modules load)",
                                description="Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
@@ -187,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "breakdowns)"), COMMANDS)
     sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
-    sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here")
+    check = sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here (or on every "
+                                                 "node of a Ray cluster: --executor)")
+    _add_executor(check)
     env = sandbox_sub.add_parser("create-env", help="create the pinned SGI-Bench dry-experiment environment "
                                                     "(printed digits depend on library versions)")
     env.add_argument("--path", required=True, help="folder of the new venv")
@@ -301,7 +310,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
-                                max_cost=args.max_cost,
+                                max_cost=args.max_cost, executor=args.executor,
                                 meter=sys.stderr.isatty() if args.meter is None else args.meter,
                                 prompts=args.prompts,
                                 upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
@@ -396,7 +405,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
                                 generation={"max_tokens": args.max_tokens, "temperature": 0.0},
                                 limit=args.limit, per_task={ref: dict(o) for ref, o in per_task.items() if o},
-                                meter=sys.stderr.isatty())  # progress and ETA on a terminal; CI logs stay quiet
+                                meter=sys.stderr.isatty(), executor=args.executor)  # progress and ETA on a terminal; CI logs stay quiet
     path, results = evaluate(request)
     print(benchmark_tables(results))
     print(f"results: {path}")
@@ -425,15 +434,32 @@ def _cmd_lighteval(args: argparse.Namespace) -> int:
 
 def _cmd_sandbox(args: argparse.Namespace) -> int:
     if args.sandbox_command == "check":
+        return _sandbox_check(args.executor)
+    from sciprobe.runners.sandbox_env import create_env
+
+    print(create_env(args.path, python=args.python, force=args.force, dry_run=args.dry_run))
+    return 0
+
+
+def _sandbox_check(executor_name: str) -> int:
+    """One line here; with a Ray executor one line per node that runs tasks, then the verdict. Exit 1 unless all
+    pass."""
+    from sciprobe.executors import get_executor
+
+    executor = get_executor(executor_name)
+    if not executor.remote:
         from sciprobe.runners.sandbox import sandbox_available
 
         ok, reason = sandbox_available()
         print(("sandbox available: " if ok else "sandbox NOT available: ") + reason)
         return 0 if ok else 1
-    from sciprobe.runners.sandbox_env import create_env
+    from sciprobe.runners.sandbox_ship import cluster_sandbox_status
 
-    print(create_env(args.path, python=args.python, force=args.force, dry_run=args.dry_run))
-    return 0
+    ok, summary, per_node = cluster_sandbox_status(executor, refresh=True)
+    for label, node_ok, reason in per_node:
+        print(f"{'ok ' if node_ok else 'NOT'} {label}: {reason}")
+    print(("sandbox available: " if ok else "sandbox NOT available: ") + summary)
+    return 0 if ok else 1
 
 
 def _cmd_leaderboard(args: argparse.Namespace) -> int:

@@ -93,7 +93,10 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
         check_priced([request.model, *split_judges(request)])
     ledger = getattr(client, "ledger", None) or RunLedger(budget, meter=request.meter,
                                                           planned_calls=_planned_calls(request))
-    client = client or make_client(request.model, request.use_cache, ledger)
+    if client is None:
+        from sciprobe.executors import get_executor
+
+        client = make_client(request.model, request.use_cache, ledger, executor=get_executor(request.executor))
     if getattr(client, "ledger", None) is None:
         client.ledger = ledger
     run = RunInfo(model_id=client.model_id, generation_parameters=dict(request.generation))

@@ -44,19 +44,29 @@ class EvaluationRequest:
     max_calls: int | None = None     # requests to providers, retries included, over every model and judge
     max_cost: float | None = None    # USD over every model and judge (sciprobe.llm.ledger)
     meter: bool = False              # print the live cost/progress line on stderr
+    # where sandboxed runs and the bundled model's generation happen: "local", "ray", "ray://HOST:PORT"
+    # (sciprobe.executors); results are the same whichever
+    executor: str = "local"
     # "sciprobe" (our own wording) or "upstream" (the pinned upstream templates, fetched at run time; per task:
     # per_task[ref]["prompts"]); upstream_dir: a local copy of the upstream files (offline)
     prompts: str = "sciprobe"
     upstream_dir: Path | None = None
     items: frozenset[str] | None = None  # only these item ids (``sciprobe score --partial``); None: every item
 
+    def __post_init__(self) -> None:
+        from sciprobe.executors import check_executor_name
 
-def make_client(model: str, use_cache: bool = True, ledger: Any = None) -> Any:
-    """The evaluated model's client, with the machine's response cache."""
+        self.executor = check_executor_name(self.executor)
+
+
+def make_client(model: str, use_cache: bool = True, ledger: Any = None, executor: Any = None) -> Any:
+    """The evaluated model's client, with the machine's response cache; ``executor`` (:mod:`sciprobe.executors`)
+    is where the bundled model generates (remote models ignore it)."""
     from sciprobe.llm.cache import ResponseCache, default_cache_path
     from sciprobe.llm.client import LLMClient
 
-    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger)
+    return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger,
+                     executor=executor)
 
 
 def runner_of(task: TaskSpec) -> Runner:
@@ -96,6 +106,14 @@ class RunContext:
         return self.prompts.builder(key, ours)
 
     @property
+    def executor(self) -> Any:
+        """Where heavy work of this run happens (:mod:`sciprobe.executors`): hand it to the core machinery
+        (``run_many(..., executor=ctx.executor)``) without looking at which one it is."""
+        from sciprobe.executors import get_executor
+
+        return get_executor(self.request.executor)
+
+    @property
     def options(self) -> dict[str, Any]:
         """Per-task options from ``request.per_task[ref]`` (e.g. ``judges``, ``timeout_s``)."""
         return dict(self.request.per_task.get(self.ref, {}))
@@ -113,7 +131,8 @@ class RunContext:
             return self.judge_factory(spec)
         from sciprobe.llm.client import LLMClient
 
-        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None))
+        judge = LLMClient(spec, cache=getattr(self.client, "cache", None), ledger=getattr(self.client, "ledger", None),
+                          executor=getattr(self.client, "executor", None))
         if self.judge_log is not None and judge.model_id not in self.judge_log:
             self.judge_log.append(judge.model_id)
         return judge
@@ -163,7 +182,7 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
                                else benchmark.prompt_version),
             **prompts.record(), "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
-            "limit": limit}
+            "limit": limit, "executor": request.executor}
     if prompts.warnings:
         base["prompt_warnings"] = list(prompts.warnings)
     if requested != ref:

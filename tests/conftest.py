@@ -113,3 +113,26 @@ def offline_evaluate(tmp_path_factory):
 
         mp.setattr(hub_constants, "HF_HUB_OFFLINE", True)
         yield evaluate
+
+
+# ---- sciprobe.executors: a real Ray cluster on loopback (owner: sciprobe/executors.py) --------------------------
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A Ray cluster for the session: a head and one worker node with 2 CPUs, each a `ray start` process on its
+    own loopback address (tests/ray_cluster_support.py); stopped at the end. Skips when Ray is not installed."""
+    from ray_cluster_support import LoopbackRayCluster
+
+    from sciprobe.executors import get_executor, ray_installed, shutdown_executors
+
+    if not ray_installed():  # not importorskip: Ray must not be imported before the cluster's token is set
+        pytest.skip("Ray is not installed (pip install 'sciprobe[ray]')")
+    models = os.environ.get("SCIPROBE_MODELS_DIR") or str(Path.home() / ".cache" / "sciprobe" / "models")
+    cluster = LoopbackRayCluster(worker_cpus=(2,), extra_env={"SCIPROBE_MODELS_DIR": models}).start()
+    try:
+        cluster.wait_for_cpus(get_executor(cluster.address))
+        yield cluster
+    finally:
+        shutdown_executors()
+        cluster.stop()

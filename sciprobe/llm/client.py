@@ -46,6 +46,7 @@ class LLMClient:
         *,
         backoff_base_s: float = 0.5,
         ledger: RunLedger | None = None,
+        executor: Any = None,
     ) -> None:
         parsed = ModelSpec.parse(spec) if isinstance(spec, str) else spec
         overrides: dict[str, Any] = {}
@@ -56,6 +57,7 @@ class LLMClient:
         self.spec: ModelSpec = dataclasses.replace(parsed, **overrides) if overrides else parsed
         self.cache = cache
         self.ledger = ledger
+        self.executor = executor  # sciprobe.executors: where the bundled model generates (None: here)
         self.model_id: str = self.spec.model_id
         #: "local", "http" or "litellm": the transport this client really uses (provenance)
         self.transport: str = "local" if self.spec.is_local else self.spec.resolved_transport
@@ -71,7 +73,7 @@ class LLMClient:
             # imported here so that remote-only runs never pay for torch/transformers
             from sciprobe.llm.local import LocalBackend
 
-            return LocalBackend(self.spec)
+            return LocalBackend(self.spec, executor=self.executor)
         if self.spec.resolved_transport == "http":
             from sciprobe.llm.http_backend import HttpBackend
 
@@ -97,7 +99,8 @@ class LLMClient:
     def without_cache(self) -> LLMClient:
         """A client for the same model and run (same ledger) that neither reads nor writes the cache: for a
         deliberate re-ask of an identical request."""
-        return LLMClient(self.spec, cache=None, ledger=self.ledger, backoff_base_s=self._backoff_base_s)
+        return LLMClient(self.spec, cache=None, ledger=self.ledger, backoff_base_s=self._backoff_base_s,
+                         executor=self.executor)
 
     # -- async API ---------------------------------------------------------------------------------
     async def acomplete(self, request: Request) -> Completion:

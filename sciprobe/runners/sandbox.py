@@ -66,7 +66,6 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -79,7 +78,8 @@ from sciprobe.runners import sandbox_tree as tree
 from sciprobe.runners.sandbox_host import SandboxError
 
 __all__ = ["DATA_GENERATION_TIMEOUT_S", "DEFAULT_ENV", "RUN_TIMEOUT_S", "RunResult", "RunSpec", "SandboxError",
-           "SandboxLimits", "SandboxUnavailableError", "run_many", "run_python", "sandbox_available"]
+           "SandboxLimits", "SandboxUnavailableError", "run_many", "run_python", "sandbox_available",
+           "sandbox_status"]
 
 #: Upstream timeouts (spec §3.3 steps 1 and 3).
 RUN_TIMEOUT_S = 300.0
@@ -364,23 +364,55 @@ def _run_unsandboxed(code: str, interp: str, filename: str, args: Sequence[str],
     return _result(finished, sandboxed=False, warnings=warnings)
 
 
+def sandbox_status(executor: Any = None, *, refresh: bool = False) -> tuple[bool, str]:
+    """:func:`sandbox_available` here, or, for a remote executor (a Ray cluster), on every node that runs tasks
+    (all must pass; the reason names the first that does not). Cached per executor unless ``refresh``."""
+    if executor is None or not executor.remote:
+        return sandbox_available(refresh=refresh)
+    from sciprobe.runners.sandbox_ship import cluster_sandbox_status
+
+    with _probe_lock:
+        cached = _cluster_cache.get(executor.name)
+    if cached is None or refresh:
+        ok, reason, _ = cluster_sandbox_status(executor, refresh=refresh)
+        cached = (ok, reason)
+        with _probe_lock:
+            _cluster_cache[executor.name] = cached
+    return cached
+
+
+_cluster_cache: dict[str, tuple[bool, str]] = {}
+
+
 def run_many(specs: Sequence[RunSpec | str], *, workers: int | None = None, allow_unsandboxed: bool = False,
-             limits: SandboxLimits | None = None, python: str | Path | None = None) -> list[RunResult]:
-    """Run many programs in parallel (``workers`` threads, default ``os.cpu_count()``); results in input order.
+             limits: SandboxLimits | None = None, python: str | Path | None = None,
+             executor: Any = None) -> list[RunResult]:
+    """Run many programs in parallel (``workers`` at a time, default ``os.cpu_count()``); results in input order.
 
     Plain strings are programs run with ``limits``/``python``; :class:`RunSpec` items carry their own settings
     (``limits``/``python`` given here fill in only where the spec leaves the default interpreter).
+    ``executor`` (:mod:`sciprobe.executors`): where the runs happen; None or a local one: threads here; a remote
+    one (a Ray cluster): tasks on its nodes, inputs and outputs shipped (:mod:`sciprobe.runners.sandbox_ship`),
+    as many at a time as the cluster has CPUs (or ``workers``), same results in the same order.
     """
-    ok, reason = sandbox_available()
+    ok, reason = sandbox_status(executor)
     if not ok and not allow_unsandboxed:
         raise SandboxUnavailableError(_refuse_message(reason))
     items = [RunSpec(code=s, limits=limits or SandboxLimits(), python=python) if isinstance(s, str)
              else (replace(s, python=python) if s.python is None else s) for s in specs]
+    if executor is not None and executor.remote:
+        from sciprobe.runners.sandbox_ship import run_many_shipped
+
+        items = [s if s.python is not None else replace(s, python=sys.executable) for s in items]
+        return run_many_shipped(items, executor, allow_unsandboxed=allow_unsandboxed, workers=workers)
 
     def one(spec: RunSpec) -> RunResult:
         return run_python(spec.code, inputs=spec.inputs, limits=spec.limits, python=spec.python,
                           allow_unsandboxed=allow_unsandboxed, filename=spec.filename, args=spec.args,
                           env=spec.env, output_dir=spec.output_dir)
 
-    with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
-        return list(pool.map(one, items))
+    if executor is None:
+        from sciprobe.executors import LocalExecutor
+
+        executor = LocalExecutor()
+    return executor.map(one, items, workers=workers)

@@ -144,8 +144,9 @@ def _file_inputs(folder: Path) -> dict[str, Path]:
 
 
 def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, allow_unsandboxed: bool,
-                  workers: int | None, limits: Any = None) -> list[tuple[Path, dict[str, Any]]]:
-    """Run each unit-test data script once (cached by content); returns (folder, status) per job."""
+                  workers: int | None, limits: Any = None, executor: Any = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Run each unit-test data script once (cached by content, kept on this machine); returns (folder, status)
+    per job. ``executor``: where the scripts run (see :func:`sciprobe.runners.sandbox.run_many`)."""
     from sciprobe.paths import sciprobe_home
     from sciprobe.runners.sandbox import RunSpec, SandboxLimits, run_many
 
@@ -170,7 +171,7 @@ def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, a
             staging.append(stage)
             specs.append(RunSpec(code=jobs[k][0], inputs=jobs[k][1], limits=limits, python=python,
                                  filename=DATA_SCRIPT, output_dir=stage / "files"))
-        results = run_many(specs, workers=workers, allow_unsandboxed=allow_unsandboxed)
+        results = run_many(specs, workers=workers, allow_unsandboxed=allow_unsandboxed, executor=executor)
         for (folder, positions), stage, result in zip(todo.items(), staging, results):
             status = {"ok": result.ok, "exit_code": result.exit_code, "limit_hit": result.limit_hit,
                       "stderr_tail": result.stderr[-500:]}
@@ -188,19 +189,23 @@ def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, a
 def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[str, Any], *,
                 build_messages: Callable, modes: Sequence[str] = ("official",), judge_client: Any = None,
                 allow_unsandboxed: bool = False, limits: Any = None, workers: int | None = None,
-                plan_only: bool = False) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
+                plan_only: bool = False,
+                executor: Any = None) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
     """Returns (records for ``score_dry``, prompt hash, number of model calls, provenance extras).
+
+    ``executor`` (:mod:`sciprobe.executors`): where the sandboxed runs happen (default: threads here); the
+    records are the same whichever it is.
 
     ``plan_only`` (``sciprobe evaluate --dry-run``): ask the model (a planning client answers with
     placeholders) and execute nothing; the judge, asked only where exact comparison fails, is not planned."""
-    from sciprobe.runners.sandbox import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_available
+    from sciprobe.runners.sandbox import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_status
     from sciprobe.scoring.sgi.dry_experiment import (
         assemble_program,
         equivalence_judge_messages,
         final_outputs_match,
     )
 
-    ok, reason = sandbox_available()
+    ok, reason = sandbox_status(executor)
     if not ok and not allow_unsandboxed and not plan_only:  # refuse before paying for any model call
         raise SciprobeError(_refuse_message(reason))
     python, warnings, interp_info = dryexp_interpreter()
@@ -235,7 +240,8 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
         for t in range(N_TESTS):
             data_index[(i, t)] = len(data_jobs)
             data_jobs.append((row[f"unit_test_{t}_data"], ext[i][0]))
-    data = generate_data(data_jobs, python, allow_unsandboxed=allow_unsandboxed, workers=workers) if data_jobs else []
+    data = generate_data(data_jobs, python, allow_unsandboxed=allow_unsandboxed, workers=workers,
+                         executor=executor) if data_jobs else []
 
     # main runs
     limits = limits or SandboxLimits()
@@ -250,7 +256,7 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
                 where.append((i, mode, t))
     runs: list[dict[str, list]] = [{m: [None] * N_TESTS for m in progs} for progs in programs]
     if specs:
-        results = run_many(specs, workers=workers, allow_unsandboxed=allow_unsandboxed)
+        results = run_many(specs, workers=workers, allow_unsandboxed=allow_unsandboxed, executor=executor)
         for (i, mode, t), result in zip(where, results):
             runs[i][mode][t] = run_record(result)
 
@@ -339,7 +345,8 @@ class SandboxRunner(Runner):
         records, phash, n_calls, extra = run_sgi_dry(
             ctx.data.rows, ctx.client, ctx.params, build_messages=ctx.task.build_messages, modes=ctx.modes,
             judge_client=judge, allow_unsandboxed=ctx.request.allow_unsandboxed,
-            limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"), plan_only=ctx.dry_run)
+            limits=SandboxLimits(wall_s=timeout, cpu_s=timeout), workers=opts.get("workers"), plan_only=ctx.dry_run,
+            executor=ctx.executor)
         if ctx.dry_run and judge is not None:
             extra["plan_notes"] = ["dry-experiment judge: asked only where exact comparison fails (at most "
                                    "5 per item and mode); not counted"]
