@@ -12,7 +12,6 @@ computed for a baseline). Baselines that give records directly are scored by the
 from __future__ import annotations
 
 import argparse
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,9 @@ def baselines_of(benchmark: Any) -> list[Any]:
     """The benchmark's declared baselines ([] when it has none)."""
     if not benchmark.baselines:
         return []
-    module, _, function = benchmark.baselines.partition(":")
-    return list(getattr(importlib.import_module(module), function)())
+    from sciprobe.lazy import resolve
+
+    return list(resolve(benchmark.baselines)())
 
 
 def _score_task(benchmark: Any, task: Any, baseline: Any, *, data: str | None, source: Path | None,

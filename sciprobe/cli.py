@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from sciprobe import __version__
 from sciprobe.errors import SciprobeError
@@ -42,6 +42,43 @@ EXIT_INCOMPLETE = 3
 #: Exit status of a ``score --partial`` run: written as asked, but not a benchmark result.
 EXIT_PARTIAL = 4
 
+#: Subcommands whose arguments and handler live in their own module, as ``configure_<name>_parser(parser)`` and
+#: ``cmd_<name>(args)``: {name: (module, help)}. The module loads only when its subcommand is used (parsed or its
+#: help printed), so ``sciprobe --help`` and the other commands never import it.
+MODULE_COMMANDS: dict[str, tuple[str, str]] = {
+    "leaderboard": ("sciprobe.leaderboard.commands", "run the leaderboard Space locally (or its scoring worker)"),
+    "publish": ("sciprobe.leaderboard.commands",
+                "stage (--dry-run) or upload a dataset, metric or the Space to the Hub"),
+    "export": ("sciprobe.export", "results JSON -> Hugging Face model-index or .eval_results YAML"),
+    "baselines": ("sciprobe.baselines", "score a benchmark's reference baselines (no model)"),
+    "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
+    "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
+}
+
+
+class _Subcommand(argparse.ArgumentParser):
+    """A subcommand's parser. Given ``configure`` ("module:function"), that function adds the arguments on first
+    use (parsing the subcommand's arguments or printing its help), importing its module only then."""
+
+    def __init__(self, *args: Any, configure: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._configure = configure
+
+    def _configured(self) -> None:
+        if self._configure is not None:
+            from sciprobe.lazy import resolve
+
+            configure, self._configure = self._configure, None
+            resolve(configure)(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._configured()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._configured()
+        return super().format_help()
+
 
 def _add_cutoff(parser: argparse.ArgumentParser, auto: bool) -> None:
     group = parser.add_mutually_exclusive_group()
@@ -67,12 +104,14 @@ def _add_executor(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--executor", default="local", metavar="local|ray|ray://HOST:PORT", help=EXECUTOR_HELP)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
+    """The ``sciprobe`` parser; ``benchmark_commands=False`` leaves out the benchmarks' own commands (listing them
+    imports every declaration)."""
     parser = argparse.ArgumentParser(
         prog="sciprobe", description="Science-of-science LLM benchmarks, Hugging Face-native and offline-first.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"sciprobe {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Subcommand)
 
     build = sub.add_parser("build", help="package a benchmark's release files as a hub dataset folder",
                            description="Write Parquet shards + README (configs, features, card) that "
@@ -172,26 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
                                            "--custom-tasks task_cards/sciprobe_tasks.py --max-samples 8")
     lighteval.add_argument("args", nargs=argparse.REMAINDER)
 
-    from sciprobe.leaderboard.commands import configure_leaderboard_parser, configure_publish_parser
-
-    configure_leaderboard_parser(sub.add_parser("leaderboard", help="run the leaderboard Space locally "
-                                                                   "(or its scoring worker)"))
-    configure_publish_parser(sub.add_parser("publish", help="stage (--dry-run) or upload a dataset, metric or "
-                                                           "the Space to the Hub"))
-    from sciprobe.export import configure_export_parser  # registers its handler in COMMANDS
-
-    configure_export_parser(sub.add_parser("export", help="results JSON -> Hugging Face model-index or "
-                                                         ".eval_results YAML"), COMMANDS)
-    from sciprobe.baselines import configure_baselines_parser
-    from sciprobe.compare import configure_compare_parser
-    from sciprobe.report import configure_report_parser
-
-    configure_baselines_parser(sub.add_parser("baselines", help="score a benchmark's reference baselines (no model)"),
-                               COMMANDS)
-    configure_compare_parser(sub.add_parser("compare", help="paired comparison of two results files "
-                                                           "(difference, interval, test)"), COMMANDS)
-    configure_report_parser(sub.add_parser("report", help="static HTML report of results files (figures, CIs, "
-                                                         "breakdowns)"), COMMANDS)
+    for name, (module, help_text) in MODULE_COMMANDS.items():
+        sub.add_parser(name, help=help_text, configure=f"{module}:configure_{name}_parser")
     sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
     check = sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here (or on every "
@@ -214,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_argument("benchmarks", nargs="*", metavar="BENCH", help="only these benchmarks")
     tasks.add_argument("--json", action="store_true", help="as JSON")
     # each benchmark's own commands (its declaration's hook); their modules load only when they run
-    for name, command in _benchmark_commands().items():
+    for name, command in (_benchmark_commands() if benchmark_commands else {}).items():
         extra = sub.add_parser(name, help=command.help, add_help=False, prefix_chars="\0")
         extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
@@ -462,18 +483,6 @@ def _sandbox_check(executor_name: str) -> int:
     return 0 if ok else 1
 
 
-def _cmd_leaderboard(args: argparse.Namespace) -> int:
-    from sciprobe.leaderboard.commands import cmd_leaderboard
-
-    return cmd_leaderboard(args)
-
-
-def _cmd_publish(args: argparse.Namespace) -> int:
-    from sciprobe.leaderboard.commands import cmd_publish
-
-    return cmd_publish(args)
-
-
 def _cmd_cutoffs(_: argparse.Namespace) -> int:
     from sciprobe.cutoffs import model_cutoffs
 
@@ -493,15 +502,30 @@ def _cmd_model_path(args: argparse.Namespace) -> int:
 COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score, "demo": _cmd_demo,
             "import-upstream": _cmd_import_upstream,
             "cutoffs": _cmd_cutoffs, "lighteval": _cmd_lighteval, "tasks": _cmd_tasks,
-            "new-benchmark": _cmd_new_benchmark,
-            "leaderboard": _cmd_leaderboard, "publish": _cmd_publish, "sandbox": _cmd_sandbox,
-            "model-path": _cmd_model_path}
+            "new-benchmark": _cmd_new_benchmark, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
+
+
+def _handler(command: str) -> Any:
+    """The function that runs ``command``: a built-in, a module's ``cmd_<name>``, or a benchmark's own command."""
+    if command in COMMANDS:
+        return COMMANDS[command]
+    if command in MODULE_COMMANDS:
+        from sciprobe.lazy import resolve
+
+        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{command}")
+    return _cmd_benchmark_command
+
+
+def _builtin_command(argv: Sequence[str]) -> bool:
+    """Whether the command line starts with a built-in command: its parser needs no benchmark declaration."""
+    return bool(argv) and (argv[0] in COMMANDS or argv[0] in MODULE_COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(benchmark_commands=not _builtin_command(argv)).parse_args(argv)
     try:
-        return COMMANDS.get(args.command, _cmd_benchmark_command)(args)
+        return _handler(args.command)(args)
     except SciprobeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

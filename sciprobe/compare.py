@@ -25,19 +25,20 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.scoring.bootstrap import BootstrapSettings, bootstrap, interval, mcnemar, paired_bootstrap_p, units_of
-from sciprobe.scoring.item_scores import ItemScores, evaluate_statistic
+
+if TYPE_CHECKING:  # numpy and the bootstrap load when a comparison runs, not with `sciprobe compare --help`
+    import numpy as np
+
+    from sciprobe.scoring.bootstrap import BootstrapSettings
+    from sciprobe.scoring.item_scores import ItemScores
 
 __all__ = ["Comparison", "compare_files", "compare_results", "configure_compare_parser", "format_comparisons"]
 
 #: metrics where a lower value is better (every other headline: higher is better)
 LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "wape_pct", "abs_bias", "failure_rate", "log1p_mae"})
-SETTINGS = BootstrapSettings()
 
 
 @dataclass
@@ -109,6 +110,8 @@ def _run_warnings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
 
 def _common(table_a: Mapping[str, Any], table_b: Mapping[str, Any], mode: str,
             warnings: list[str]) -> tuple[ItemScores, ItemScores, list[int], list[int], list[Any] | None]:
+    from sciprobe.scoring.item_scores import ItemScores
+
     items_a, items_b = ItemScores.from_json(table_a["modes"][mode]), ItemScores.from_json(table_b["modes"][mode])
     ids_a, ids_b = [str(i) for i in table_a["ids"]], [str(i) for i in table_b["ids"]]
     if len(set(ids_a)) != len(ids_a) or len(set(ids_b)) != len(ids_b):
@@ -143,6 +146,11 @@ def _subset(items: ItemScores, rows: list[int]) -> dict[str, np.ndarray]:
 
 def _paired(comparison: Comparison, items_a: ItemScores, items_b: ItemScores, rows_a: list[int], rows_b: list[int],
             clusters: list[Any] | None, settings: BootstrapSettings, alpha: float) -> None:
+    import numpy as np
+
+    from sciprobe.scoring.bootstrap import bootstrap, interval, mcnemar, paired_bootstrap_p, units_of
+    from sciprobe.scoring.item_scores import evaluate_statistic
+
     cols_a, cols_b = _subset(items_a, rows_a), _subset(items_b, rows_b)
     n = len(rows_a)
     comparison.n_common = n
@@ -171,8 +179,12 @@ def _paired(comparison: Comparison, items_a: ItemScores, items_b: ItemScores, ro
 
 
 def compare_results(data_a: Mapping[str, Any], data_b: Mapping[str, Any], *, alpha: float = 0.05,
-                    settings: BootstrapSettings = SETTINGS) -> tuple[list[Comparison], list[str]]:
-    """Every task and mode both results files score; plus the warnings that concern the whole pair."""
+                    settings: BootstrapSettings | None = None) -> tuple[list[Comparison], list[str]]:
+    """Every task and mode both results files score; plus the warnings that concern the whole pair (``settings``:
+    the bootstrap's, default :class:`~sciprobe.scoring.bootstrap.BootstrapSettings`)."""
+    from sciprobe.scoring.bootstrap import BootstrapSettings
+
+    settings = settings or BootstrapSettings()
     tasks_a, tasks_b = data_a["sciprobe"]["tasks"], data_b["sciprobe"]["tasks"]
     general: list[str] = []
     only_a, only_b = sorted(set(tasks_a) - set(tasks_b)), sorted(set(tasks_b) - set(tasks_a))

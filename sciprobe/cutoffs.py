@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
@@ -38,7 +38,9 @@ class ModelCutoff:
 
 
 def _load_registry() -> dict[str, ModelCutoff]:
-    raw = json.loads(resources.files("sciprobe.data").joinpath("model_cutoffs.json").read_text("utf-8"))
+    # the bundled file, found as the declarations find their samples (importlib.resources would load zipfile and
+    # tempfile into every `sciprobe cutoffs`)
+    raw = json.loads((Path(__file__).resolve().parent / "data" / "model_cutoffs.json").read_text("utf-8"))
     return {
         name.lower(): ModelCutoff(name, parse_cutoff(entry["cutoff"]), entry["source"], entry.get("note", ""))
         for name, entry in raw["models"].items()

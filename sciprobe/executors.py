@@ -22,15 +22,15 @@ imported only when a Ray executor first submits work.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import socket
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.errors import SciprobeError
+
+if TYPE_CHECKING:  # the CLI imports this module for EXECUTOR_HELP: the pools load when work is submitted
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["EXECUTOR_HELP", "Executor", "LocalExecutor", "RayExecutor", "check_executor_name", "get_executor",
            "ray_installed", "shutdown_executors"]
@@ -65,6 +65,8 @@ class Executor:
         """``[fn(*args) for args in zip(*iterables)]`` with at most ``workers`` calls at a time (None: as many as
         the executor can run); results in input order. The first exception is raised once the calls already
         running have finished; calls not started by then are dropped."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
         calls = list(zip(*iterables))
         limit = max(1, workers or len(calls) or 1)
         results: list[Any] = [None] * len(calls)
@@ -90,6 +92,8 @@ class Executor:
 
     def on_each_node(self, fn: Callable[[], Any]) -> list[tuple[str, Any]]:
         """``(node label, fn())`` for every machine that runs this executor's work."""
+        import socket
+
         return [(f"{socket.gethostname()} (this machine)", fn())]
 
     def describe(self) -> dict[str, Any]:
@@ -112,12 +116,16 @@ class LocalExecutor(Executor):
         self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
+        from concurrent.futures import ThreadPoolExecutor
+
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=self._size(None), thread_name_prefix="sciprobe-exec")
             return self._pool.submit(fn, *args)
 
     def map(self, fn: Callable[..., Any], *iterables: Iterable[Any], workers: int | None = None) -> list[Any]:
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=self._size(workers), thread_name_prefix="sciprobe-exec") as pool:
             return list(pool.map(fn, *iterables))
 
@@ -132,6 +140,8 @@ class LocalExecutor(Executor):
 
 
 def ray_installed() -> bool:
+    import importlib.util
+
     return importlib.util.find_spec("ray") is not None
 
 

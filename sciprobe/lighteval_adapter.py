@@ -165,12 +165,11 @@ def data_location(benchmark: Benchmark) -> str:
 
 def benchmark_tasks_table(benchmark: Benchmark, repo: str | None = None) -> list:
     """One benchmark's lighteval tasks: its declaration's own builder, or :func:`tasks_table`."""
-    import importlib
+    from sciprobe.lazy import resolve
 
     repo = repo or data_location(benchmark)
     if benchmark.lighteval_tasks:
-        module, _, function = benchmark.lighteval_tasks.partition(":")
-        return getattr(importlib.import_module(module), function)(repo)
+        return resolve(benchmark.lighteval_tasks)(repo)
     return tasks_table(benchmark, repo)
 
 

@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import argparse
 import html
-import importlib
 import re
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.report_figures import PALETTE, RunTask, breakdown_figure, cutoff_curve, cutoff_figure, scores_figure
+
+if TYPE_CHECKING:  # the figures (numpy, matplotlib) load when a report is built, not with `sciprobe report --help`
+    from sciprobe.report_figures import RunTask
 
 __all__ = ["build_report", "configure_report_parser", "read_details", "results_files"]
 
@@ -175,11 +176,14 @@ def _benchmark_figures(bench: str) -> Any:
         return None
     if not hook:
         return None
-    module, _, function = hook.partition(":")
-    return getattr(importlib.import_module(module), function)
+    from sciprobe.lazy import resolve
+
+    return resolve(hook)
 
 
 def _task_section(key: str, runs: list[RunTask], figures: _Figures) -> str:
+    from sciprobe.report_figures import breakdown_figure, cutoff_curve, cutoff_figure, scores_figure
+
     ref = key.rsplit("|", 1)[0]
     parts = [f"<section id=\"{_slug(key)}\"><h3>{html.escape(key)}</h3>", _score_table(runs)]
     metric = runs[0].headline
@@ -237,6 +241,7 @@ def _runs_table(files: Sequence[ResultsFile]) -> str:
 def build_report(paths: Sequence[str | Path], out: Path | str) -> Path:
     """Write ``out/index.html`` and ``out/figures/*.png``; returns the HTML path."""
     from sciprobe import __version__
+    from sciprobe.report_figures import PALETTE, RunTask
     from sciprobe.results import atomic_write_bytes
 
     files = _load(results_files(paths))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from sciprobe.results import TaskResult
+if TYPE_CHECKING:  # `sciprobe tasks` prints its table with format_table and needs no results
+    from sciprobe.results import TaskResult
 
 
 def _interval(result: TaskResult, mode: str) -> str:
@@ -64,9 +65,8 @@ def print_summary(results: Sequence[TaskResult]) -> None:
 def benchmark_tables(results: Sequence[TaskResult]) -> str:
     """One table per benchmark (in run order), each with the rows its declaration's ``summary_rows`` hook adds
     (e.g. an aggregate over the tasks that ran)."""
-    import importlib
-
     from sciprobe.benchmarks import get_benchmark
+    from sciprobe.lazy import resolve
 
     groups: dict[str, list[TaskResult]] = {}
     for result in results:
@@ -76,7 +76,6 @@ def benchmark_tables(results: Sequence[TaskResult]) -> str:
         benchmark = get_benchmark(name)
         rows = summary_rows(group)
         if benchmark.summary_rows:
-            module, _, function = benchmark.summary_rows.partition(":")
-            rows += getattr(importlib.import_module(module), function)(group)
+            rows += resolve(benchmark.summary_rows)(group)
         blocks.append(f"{benchmark.title}\n{format_table(rows)}")
     return "\n\n".join(blocks)

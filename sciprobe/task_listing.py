@@ -10,7 +10,7 @@ from typing import Any
 
 def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
     from sciprobe.benchmarks import benchmark_names, get_benchmark
-    from sciprobe.task_runner import runner_of
+    from sciprobe.runners.single_call import runner_of
 
     rows = []
     for name in benchmarks or benchmark_names():

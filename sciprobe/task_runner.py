@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks import canonical_ref, resolve_task
-from sciprobe.declaration import Runner, TaskSpec
+from sciprobe.declaration import TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.results import TaskResult
+from sciprobe.runners.single_call import runner_of  # noqa: F401 - re-exported: the task's runner
 from sciprobe.scoring.report import ScoreReport
 from sciprobe.task_data import TaskData, load_task_data
 from sciprobe.upstream import PromptSet, prompt_set_for
@@ -67,15 +68,6 @@ def make_client(model: str, use_cache: bool = True, ledger: Any = None, executor
 
     return LLMClient(model, cache=ResponseCache(default_cache_path()) if use_cache else None, ledger=ledger,
                      executor=executor)
-
-
-def runner_of(task: TaskSpec) -> Runner:
-    """The task's runner; the generic single-call runner when the declaration names none."""
-    if task.runner is not None:
-        return task.runner
-    from sciprobe.runners.single_call import SINGLE_CALL
-
-    return SINGLE_CALL
 
 
 def _score_all(task: TaskSpec, records: list[dict], modes: Sequence[str]) -> dict[str, ScoreReport]:

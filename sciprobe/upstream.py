@@ -18,11 +18,7 @@ The LACER judge template (:mod:`sciprobe.benchmarks.prescience.lacer`) is fetche
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +54,8 @@ def fetch_pinned(url: str, sha256: str, cached: Path, *, what: str, hint: str, t
                  offline_mode: bool | None = None) -> tuple[bytes, str]:
     """The bytes at ``url`` whose sha256 is pinned: from ``cached`` when it holds them, else downloaded once,
     verified and cached (atomically). Returns (bytes, where they came from)."""
+    import hashlib
+
     if cached.is_file():
         data = cached.read_bytes()
         if hashlib.sha256(data).hexdigest() == sha256:
@@ -65,6 +63,9 @@ def fetch_pinned(url: str, sha256: str, cached: Path, *, what: str, hint: str, t
         cached.unlink()  # a corrupted cache entry: fetch again
     if offline_mode if offline_mode is not None else offline():
         raise SciprobeError(f"{what} is not cached ({cached}) and sciprobe is offline; {hint}")
+    import urllib.error
+    import urllib.request  # here: the CLI imports this module for its --prompts choices
+
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response:
             data = response.read()
@@ -129,6 +130,8 @@ class UpstreamFile:
 
     @property
     def sha256(self) -> str:
+        import hashlib
+
         return hashlib.sha256(self.data).hexdigest()
 
     @property
@@ -260,8 +263,9 @@ def prompt_set_for(benchmark: Benchmark, task: TaskSpec, name: str | None, *, lo
     if why:
         raise SciprobeError(f"task {benchmark.name}:{task.name} has no upstream prompt set: {why}")
     assert benchmark.upstream is not None and task.upstream_prompt is not None
-    module_name, _, function = task.upstream_prompt.partition(":")
-    factory = getattr(importlib.import_module(module_name), function)
+    from sciprobe.lazy import resolve
+
+    factory = resolve(task.upstream_prompt)
     texts = UpstreamTexts(benchmark.name, benchmark.upstream, local_dir, offline_mode=offline_mode)
     builders = dict(factory(texts))
     return PromptSet("upstream", builders, texts.provenance(), tuple(texts.warnings()))

@@ -12,7 +12,6 @@ prompt set ``upstream``) and the results file.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,8 +91,9 @@ def _reader(benchmark: Any) -> Callable[..., list[ImportedTask]]:
     if not benchmark.upstream_logs:
         why = "it has no public upstream code" if benchmark.upstream is None else "its declaration names no reader"
         raise SciprobeError(f"{benchmark.name} cannot import upstream output files: {why}")
-    module_name, _, function = benchmark.upstream_logs.partition(":")
-    return getattr(importlib.import_module(module_name), function)
+    from sciprobe.lazy import resolve
+
+    return resolve(benchmark.upstream_logs)
 
 
 def _model_name(imported: Iterable[ImportedTask], given: str | None) -> str:

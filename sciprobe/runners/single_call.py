@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING, Any
 from sciprobe.declaration import ItemRecord, Parsed, Runner, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import unanswered
-from sciprobe.llm.types import Completion, Request, canonical_json, sha256_hex
 from sciprobe.predictions import check_fields
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `sciprobe tasks` reads SINGLE_CALL: the LLM types load when a task runs
+    from sciprobe.llm.types import Completion, Request
     from sciprobe.results import TaskResult
     from sciprobe.task_runner import RunContext
 
 
 def build_requests(task: TaskSpec, rows: Sequence[Mapping], fewshot: Sequence[Mapping],
                    params: Mapping[str, Any]) -> list[Request]:
+    from sciprobe.llm.types import Request
+
     if task.build_messages is None:
         raise SciprobeError(f"task {task.name} has no prompt of its own: it is run by its runner, not one call per "
                             "item")
@@ -28,6 +30,8 @@ def build_requests(task: TaskSpec, rows: Sequence[Mapping], fewshot: Sequence[Ma
 
 def prompt_hash(requests: Sequence[Request]) -> str:
     """sha256 over every rendered prompt sent, in item order: identifies exactly what the model saw."""
+    from sciprobe.llm.types import canonical_json, sha256_hex
+
     return sha256_hex(canonical_json([list(r.messages) for r in requests]))
 
 
@@ -115,3 +119,8 @@ class SingleCall(Runner):
 
 
 SINGLE_CALL = SingleCall()
+
+
+def runner_of(task: TaskSpec) -> Runner:
+    """The task's runner; the generic single-call runner when the declaration names none."""
+    return task.runner if task.runner is not None else SINGLE_CALL

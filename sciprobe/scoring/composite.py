@@ -29,18 +29,13 @@ import numpy as np
 
 from sciprobe.errors import SciprobeError
 from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.scoring.taste_dimensions import COLUMNS, DIMENSIONS, KNOWN_WEIGHTS
 from sciprobe.scoring.wape import apply_prediction_policies, as_float_array, check_references
 
 __all__ = ["CLASSES", "COLUMNS", "DIMENSIONS", "KNOWN_WEIGHTS", "SUBWEIGHTS", "average_ranks", "classify",
            "pearson", "placeholder_weights", "resolve_weights", "scheme1_from_stats", "scitaste_composite",
            "spearman"]
 
-#: The seven ATI dimensions in letter order A–G (spec §1.6); stable English keys.
-DIMENSIONS: tuple[str, ...] = ("citation_impact", "knowledge_breadth", "semantic_novelty", "disruptiveness",
-                               "conceptual_innovation", "team_collaboration", "journal_impact")
-COLUMNS: tuple[str, ...] = ("total", *DIMENSIONS)
-#: The two weights the paper states (37.99/128.86 and 19.73/128.86, spec §1.7).
-KNOWN_WEIGHTS: dict[str, float] = {"citation_impact": 37.99 / 128.86, "journal_impact": 19.73 / 128.86}
 #: Scheme-1 sub-weights (paper-stated).
 SUBWEIGHTS: dict[str, float] = {"spearman": 0.15, "pearson": 0.10, "error": 0.15, "bias": 0.10,
                                 "dim_spearman": 0.30, "dim_mae": 0.20}

@@ -16,11 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from sciprobe.benchmarks.idrbench import parsing, prompts
 from sciprobe.benchmarks.idrbench.i2r import SWISS
-from sciprobe.benchmarks.idrbench.source import read_source
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
 from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.lazy import lazy
 
 CITATION = """
 @inproceedings{shen26d,
@@ -184,6 +183,12 @@ I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
 # ---------------------------------------------------------------- tasks
 
 _PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
+# prompt builders, parsers and the source reader load on their first call (sciprobe.lazy)
+IPI_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:ipi_messages")
+I3_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:i3_messages")
+PARSE_IPI = lazy("sciprobe.benchmarks.idrbench.parsing:parse_ipi")
+PARSE_I3 = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i3")
+PARSE_I2R = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i2r")
 
 
 def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str,
@@ -200,23 +205,23 @@ def _classification_task(name: str, config: str, shots: int, build, parse, headl
 
 
 TASKS = {
-    "ipi": _classification_task("ipi", "ipi", 0, prompts.ipi_messages, parsing.parse_ipi,
+    "ipi": _classification_task("ipi", "ipi", 0, IPI_MESSAGES, PARSE_IPI,
                                 "IDR paper identification (Macro-F1)", "ipi_prompts"),
-    "ipi_5shot": _classification_task("ipi_5shot", "ipi", 5, prompts.ipi_messages, parsing.parse_ipi,
+    "ipi_5shot": _classification_task("ipi_5shot", "ipi", 5, IPI_MESSAGES, PARSE_IPI,
                                       "IDR paper identification (Macro-F1)", "ipi_fewshot_prompts"),
-    "i3_set1": _classification_task("i3_set1", "i3_set1", 0, prompts.i3_messages, parsing.parse_i3,
+    "i3_set1": _classification_task("i3_set1", "i3_set1", 0, I3_MESSAGES, PARSE_I3,
                                     "IDR idea integration, Set 1 feasibility (Macro-F1)", "i3_prompts"),
-    "i3_set1_3shot": _classification_task("i3_set1_3shot", "i3_set1", 3, prompts.i3_messages, parsing.parse_i3,
+    "i3_set1_3shot": _classification_task("i3_set1_3shot", "i3_set1", 3, I3_MESSAGES, PARSE_I3,
                                           "IDR idea integration, Set 1 feasibility (Macro-F1)",
                                           "i3_fewshot_prompts"),
-    "i3_set2": _classification_task("i3_set2", "i3_set2", 0, prompts.i3_messages, parsing.parse_i3,
+    "i3_set2": _classification_task("i3_set2", "i3_set2", 0, I3_MESSAGES, PARSE_I3,
                                     "IDR idea integration, Set 2 awareness (Macro-F1)", "i3_prompts"),
-    "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, prompts.i3_messages, parsing.parse_i3,
+    "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, I3_MESSAGES, PARSE_I3,
                                           "IDR idea integration, Set 2 awareness (Macro-F1)",
                                           "i3_fewshot_prompts"),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
-        metric="ranking", score=score_i2r, parse=parsing.parse_i2r, runner=SWISS,
+        metric="ranking", score=score_i2r, parse=PARSE_I2R, runner=SWISS,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "corrected"), headline="mrr",
         upstream_prompt=_PROMPTS + "i2r_prompts", record_fields=("pa_id", "research_type"),
         breakdowns=I2R_BREAKDOWNS, item_scores=i2r_items, cluster_field="pa_id",
@@ -268,7 +273,7 @@ BENCHMARK = Benchmark(
                           i2r_features),
     },
     tasks=TASKS,
-    read_source=read_source,
+    read_source=lazy("sciprobe.benchmarks.idrbench.source:read_source"),
     source_options={"normalize_whitespace": True},
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,

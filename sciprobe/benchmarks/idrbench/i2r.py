@@ -21,16 +21,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sciprobe.benchmarks.idrbench.parsing import parse_i2r
-from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
 from sciprobe.declaration import Runner, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import CALL_FAILED, unanswered
-from sciprobe.llm.types import Request, canonical_json, sha256_hex
 from sciprobe.numbers import finite_number
-from sciprobe.runners.swiss import SwissTournament
 
+# the declaration imports this module for SWISS: the tournament, prompts, parser and LLM types load when it runs
 if TYPE_CHECKING:
+    from sciprobe.llm.types import Request
     from sciprobe.results import TaskResult
     from sciprobe.task_runner import RunContext
 
@@ -43,6 +41,8 @@ def _players(row: Mapping) -> list[dict]:
 
 
 def winner_for(mode: str, text: str | None) -> tuple[int | None, str]:
+    from sciprobe.benchmarks.idrbench.parsing import parse_i2r
+
     if text is None:
         return None, "error"
     parsed = parse_i2r(text)
@@ -53,11 +53,16 @@ def winner_for(mode: str, text: str | None) -> tuple[int | None, str]:
 
 def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, mode: str = "official",
             rounds: int = 10, critical: bool = True,
-            comparison_messages: Callable[..., list[dict[str, str]]] = i2r_comparison_messages
+            comparison_messages: Callable[..., list[dict[str, str]]] | None = None
             ) -> tuple[list[dict[str, Any]], str, int]:
     """Returns (per-instance records, prompt hash over every comparison asked, number of calls).
     ``comparison_messages(seed, paper_1, paper_2, critical=...)`` builds one comparison's prompt (sciprobe's
-    wording, or upstream's with ``--prompts upstream``)."""
+    wording by default, or upstream's with ``--prompts upstream``)."""
+    from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
+    from sciprobe.llm.types import Request, canonical_json, sha256_hex
+    from sciprobe.runners.swiss import SwissTournament
+
+    comparison_messages = comparison_messages or i2r_comparison_messages
     if mode not in ("official", "corrected"):
         raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
     players = [_players(r) for r in rows]
@@ -125,6 +130,8 @@ def replay_tournament(row: Mapping, comparisons: Sequence[Mapping[str, Any]], mo
     """Play ``row``'s tournament again in ``mode`` from stored comparison replies (no model call): standings,
     points and the match log, or ``error`` when a pairing has no stored reply."""
     from collections import deque
+
+    from sciprobe.runners.swiss import SwissTournament
 
     if mode not in ("official", "corrected"):
         raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
@@ -238,6 +245,7 @@ class SwissRunner(Runner):
     reads_predictions = True
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
+        from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
         from sciprobe.results import TaskResult
 
         results = []

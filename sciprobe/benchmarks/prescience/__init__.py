@@ -22,9 +22,9 @@ from typing import Any
 
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.forecast_runner import FORECAST
-from sciprobe.benchmarks.prescience.source import read_source
 from sciprobe.benchmarks.prescience.upstream import UPSTREAM
 from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
+from sciprobe.lazy import lazy
 
 CITATION = """
 @misc{prescience2026,
@@ -199,24 +199,6 @@ def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str =
     return rouge_l([text(r["prediction"]) for r in records], [text(r["gold"]) for r in records])
 
 
-def _score_contribution(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.benchmarks.prescience.contribution import score_records
-
-    return score_records(records, mode)
-
-
-def _contribution_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
-    from sciprobe.benchmarks.prescience.contribution import contribution_messages
-
-    return contribution_messages(row, examples)
-
-
-def _parse_contribution(text: str) -> Any:
-    from sciprobe.benchmarks.prescience.contribution import parse_contribution
-
-    return parse_contribution(text)
-
-
 def _contribution_gold(row: Mapping[str, Any]) -> dict[str, str]:
     return {"title": row.get("title") or "", "abstract": row.get("abstract") or ""}
 
@@ -280,14 +262,17 @@ COLLABORATOR_BREAKDOWNS = (Breakdown("team_size", "team size",
 PRIOR_WORK_BREAKDOWNS = (Breakdown("team_size", "team size", lambda row: _team_size(len(row.get("author_ids") or []))),
                          QUARTER)
 
+# T1's prompt, parser and scorer live with its runner and load on their first call (sciprobe.lazy)
+_CONTRIBUTION = "sciprobe.benchmarks.prescience.contribution:"
 TASKS = {
     "contribution_generation": TaskSpec(
         name="contribution_generation", config="contribution_generation",
         description="T1: generate the title + abstract of a follow-up of the influential references; LACER "
                     "(judge via --judge, template via SCIPROBE_LACER_TEMPLATE or the official one), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
-        metric="contribution_generation", score=_score_contribution, build_messages=_contribution_messages,
-        parse=_parse_contribution, gold=_contribution_gold, runner=CONTRIBUTION,
+        metric="contribution_generation", score=lazy(_CONTRIBUTION + "score_records"),
+        build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
+        gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
         generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
@@ -457,7 +442,7 @@ BENCHMARK = Benchmark(
                                         topic_pair_features, ("test",), "topic"),
     },
     tasks=TASKS,
-    read_source=read_source,
+    read_source=lazy("sciprobe.benchmarks.prescience.source:read_source"),
     source_options={"sample_seed": 42, "pair_forecast_end": "2025-07-01"},
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,

@@ -72,8 +72,8 @@ def _write(path: str | None, reports: dict[str, Any]) -> None:
 
 def _lacer(args: argparse.Namespace) -> Any:
     """LACER of a T1 prediction file: every instance judged (a missing prediction as an empty generation)."""
-    from sciprobe.benchmarks.prescience.contribution import JUDGE_SEPARATOR
     from sciprobe.benchmarks.prescience.evaluation import TaskData, read_predictions
+    from sciprobe.llm.spec import split_specs
     from sciprobe.task_runner import make_client
     from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
@@ -81,8 +81,7 @@ def _lacer(args: argparse.Namespace) -> Any:
     data = TaskData(_source(args.source), "contribution_generation")
     preds = read_predictions(args.predictions)
     ids = [str(r["corpus_id"]) for r in data.instances]
-    judges = [make_client(s.strip(), use_cache=not args.no_cache)
-              for s in args.judge.split(JUDGE_SEPARATOR) if s.strip()]
+    judges = [make_client(s, use_cache=not args.no_cache) for s in split_specs(args.judge)]
     run = judge_pairs(ids, [preds.get(i) or None for i in ids],
                       [{"title": r["title"], "abstract": r["abstract"]} for r in data.instances], judges, template,
                       modes=(args.lacer_mode,))

@@ -25,16 +25,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import error_is_call_failure, mark_call_failure, unanswered
-from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
-from sciprobe.scoring.report import ScoreReport
+
+if TYPE_CHECKING:  # the declaration imports this module for CONTRIBUTION: the rest loads when it runs
+    from sciprobe.scoring.report import ScoreReport
 
 __all__ = [
-    "JUDGE_SEPARATOR",
     "PROMPT_VERSION",
     "contribution_gold",
     "contribution_messages",
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "sciprobe-t1-1"
-JUDGE_SEPARATOR = SPEC_SEPARATOR
 GENERATION = {"max_tokens": 2048}
 
 SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
@@ -127,6 +126,7 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
     """Records carry ``gold`` and ``prediction`` (``{"title", "abstract"}`` or None) and, from the runner,
     ``lacer_replies`` (``{judge_id: reply or None}``, JSON text in stored details)."""
     from sciprobe.scoring.lacer import MODES, average_judges, lacer_from_replies
+    from sciprobe.scoring.report import ScoreReport
     from sciprobe.scoring.text_similarity import rouge_l
 
     if mode not in MODES:
@@ -173,19 +173,22 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
 
 
 def _judge_specs(judge: str | None) -> list[str]:
+    from sciprobe.llm.spec import SPEC_SEPARATOR, split_specs
+
     specs = split_specs(judge)
     if not specs:
         raise SciprobeError("prescience:contribution_generation is scored with LACER: pass --judge SPEC "
-                            f"(several judges: 'SPEC1{JUDGE_SEPARATOR}SPEC2')")
+                            f"(several judges: 'SPEC1{SPEC_SEPARATOR}SPEC2')")
     return specs
 
 
 def run_contribution_task(ctx: Any) -> list[Any]:
     """What :class:`ContributionRunner` runs; ``ctx`` is its ``RunContext``.
     Judges: ``per_task[ref]["judges"]`` (a list of specs) or ``--judge`` (``;``-separated)."""
+    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
+    from sciprobe.llm.spec import SPEC_SEPARATOR
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.results import TaskResult
-    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
     task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
     specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))
@@ -218,7 +221,7 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     for mode in modes:
         scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,
                                         "template_source": run.template_source, "judge_ids": [j.model_id for j in judges]}
-    provenance = {**base, "judge_id": JUDGE_SEPARATOR.join(j.model_id for j in judges),
+    provenance = {**base, "judge_id": SPEC_SEPARATOR.join(j.model_id for j in judges),
                   "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
                   "lacer_template_source": run.template_source,
                   "prompt_version": PROMPT_VERSION if base.get("prompt_set", "sciprobe") == "sciprobe"

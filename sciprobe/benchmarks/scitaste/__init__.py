@@ -19,12 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from sciprobe.benchmarks.scitaste import parsing, prompts
 from sciprobe.benchmarks.scitaste.agent import AGENT
-from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, gold, read_source
+from sciprobe.benchmarks.scitaste.prompts import PROMPT_VERSION
+from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, gold
 from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
 from sciprobe.errors import SciprobeError
-from sciprobe.scoring.composite import DIMENSIONS
+from sciprobe.lazy import lazy
+from sciprobe.scoring.taste_dimensions import DIMENSIONS
 
 CITATION = """
 @misc{scitaste_bench,
@@ -144,19 +145,22 @@ CORPUS_METRICS: tuple[tuple[str, bool], ...] = (
 
 # ---------------------------------------------------------------- tasks
 
+# the prompt builder and the parser load on their first call (sciprobe.lazy)
+PURE_QA_MESSAGES = lazy("sciprobe.benchmarks.scitaste.prompts:pure_qa_messages")
+PARSE_ANSWER = lazy("sciprobe.benchmarks.scitaste.parsing:parse_answer")
 TASKS = {
     "pure_qa": TaskSpec(
         name="pure_qa", config="selected",
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
-        metric="wape_grade", score=score_pure_qa, build_messages=prompts.pure_qa_messages,
-        parse=parsing.parse_answer, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
+        metric="wape_grade", score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
+        parse=PARSE_ANSWER, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
         leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS, record_fields=("journal_tier",),
         breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
         name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
-        parse=parsing.parse_answer, gold=gold, runner=AGENT, generation=dict(GENERATION),
+        parse=PARSE_ANSWER, gold=gold, runner=AGENT, generation=dict(GENERATION),
         modes=("paper", "strict"), leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items)
        for name, description in (
@@ -207,7 +211,7 @@ CARD_SECTIONS = {
         "one comparison.",
     ]),
     "Task and scoring decisions": "\n".join([
-        "- `pure_qa` (the lighteval card's only task). Prompt: own wording, version `" + prompts.PROMPT_VERSION + "`; gives the two published "
+        "- `pure_qa` (the lighteval card's only task). Prompt: own wording, version `" + PROMPT_VERSION + "`; gives the two published "
         "weights; abstracts are not truncated. Strict JSON `{score, dimensions{7}, reasoning, confidence}`; the "
         "lenient parser accepts fenced blocks, JSON inside prose, trailing commas and alternative key names.",
         "- Failures (empty, non-JSON, missing score or dimensions, non-numeric, any value outside 0-100) are "
@@ -248,11 +252,11 @@ BENCHMARK = Benchmark(
         **{d: ConfigSpec(d, f"the selected {d} papers (per-discipline view)", paper_features) for d in DISCIPLINES},
     },
     tasks=TASKS,
-    read_source=read_source,
+    read_source=lazy("sciprobe.benchmarks.scitaste.source:read_source"),
     source_options={"snapshot_date": None},
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
-    prompt_version=prompts.PROMPT_VERSION,
+    prompt_version=PROMPT_VERSION,
     demo={"pure_qa": {"limit": 4}},
     baselines="sciprobe.benchmarks.scitaste.baselines:baselines",
     report_figures="sciprobe.benchmarks.scitaste.report_figures:figures",

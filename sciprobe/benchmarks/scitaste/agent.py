@@ -36,20 +36,16 @@ skipped with a message and produces no result. They cannot run offline on the bu
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import logging
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sciprobe.benchmarks.scitaste.prompts as prompts
 from sciprobe.benchmarks.scitaste.parsing import parse_answer
-from sciprobe.benchmarks.scitaste.live_tools import make_backend
 from sciprobe.benchmarks.scitaste.tools import (
     TOOL_NAMES,
     TOOLS,
@@ -62,9 +58,9 @@ from sciprobe.benchmarks.scitaste.tools import (
 from sciprobe.declaration import Parsed, Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import unanswered
-from sciprobe.llm.types import Completion, Request, canonical_json, sha256_hex
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # the declaration imports this module for AGENT: the LLM types load when it runs
+    from sciprobe.llm.types import Completion
 
 #: Prompt versions (own wording; the paper's Appendix C prompts are missing): ``scitaste-<task>-v1``.
 PROMPT_REVISION = "v1"
@@ -186,6 +182,8 @@ def _execute_all(items: Sequence[_Item], backend: ToolBackend, cfg: AgentConfig)
         item.outcomes[k] = execute(backend, str(call.get("id")), str(fn.get("name")), fn.get("arguments") or "")
 
     if jobs:
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=max(1, cfg.tool_workers), thread_name_prefix="scitaste-tools") as pool:
             list(pool.map(run, jobs))
 
@@ -214,6 +212,7 @@ def run_agent(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[st
     with placeholder results, so the plan counts both rounds.
     """
     from sciprobe.benchmarks.scitaste.source import gold
+    from sciprobe.llm.types import Request, canonical_json, sha256_hex
 
     if cfg.tools and backend is None:
         raise SciprobeError("the dimagent modes need a tool backend")
@@ -348,7 +347,9 @@ def run_agent_task(ctx: Any) -> list[Any]:
             message = (f"skipped {ctx.ref}: {ctx.client.model_id} has no built-in web search through litellm "
                        "(provider-dependent; set native_search=force / SCIPROBE_SCITASTE_NATIVE_SEARCH=force for a "
                        "gateway that provides it)")
-            log.warning(message)
+            import logging
+
+            logging.getLogger(__name__).warning(message)
             print(f"sciprobe: {message}", file=sys.stderr)
             return []
     protocol = str(_option(opts, "tool_protocol", "SCIPROBE_SCITASTE_TOOL_PROTOCOL", "auto")).lower()
@@ -366,6 +367,8 @@ def run_agent_task(ctx: Any) -> list[Any]:
                       result_chars=opts.get("tool_result_chars", TEXT_RESULT_CHARS if protocol == "text" else None))
     if cfg.max_tool_calls < 0:
         raise SciprobeError("max_tool_calls must be >= 0")
+    from sciprobe.benchmarks.scitaste.live_tools import make_backend  # the live clients import urllib
+
     backend = make_backend(opts, ctx.data.rows, bundled_sample=ctx.request.data is None) if tools else None
     record_to = _option(opts, "record_snapshot", "SCIPROBE_SCITASTE_RECORD", None) if tools else None
     if record_to:  # freeze what a live run saw, to replay it offline later
@@ -379,6 +382,8 @@ def run_agent_task(ctx: Any) -> list[Any]:
              "tool_backend": backend.describe() if backend is not None else None,
              "tool_names": list(TOOL_NAMES) if tools else []}
     if record_to and not dry_run:
+        import datetime as dt
+
         frozen = backend.snapshot(collected_on=dt.date.today().isoformat())
         extra["recorded_snapshot"] = str(frozen.dump(record_to))
     if dry_run and tools:

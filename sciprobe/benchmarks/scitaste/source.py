@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping
 
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import check_unique_ids, json_records, release_year, shown, text
-from sciprobe.scoring.composite import DIMENSIONS
+from sciprobe.scoring.taste_dimensions import DIMENSIONS
 
 DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
 POOLS: tuple[str, ...] = ("selected", "backup")

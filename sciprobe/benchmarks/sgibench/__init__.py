@@ -18,13 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.benchmarks.sgibench import prompts
 from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
-from sciprobe.benchmarks.sgibench.source import read_source
 from sciprobe.benchmarks.sgibench.upstream import UPSTREAM
 from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
+from sciprobe.lazy import lazy
 
 CITATION = """
 @article{sgibench2025,
@@ -281,6 +280,8 @@ def _dry_gold(row: Mapping) -> list[str]:
 
 # ---------------------------------------------------------------- tasks
 
+# prompt builders load on their first call (sciprobe.lazy)
+_OWN_PROMPTS = "sciprobe.benchmarks.sgibench.prompts:"
 _MODES = ("official", "paper")
 #: the leaderboard ranks SGI-Bench by the paper's definitions: a failed generation scores 0 and is counted
 #: (official mode reproduces upstream, which leaves some failing items out)
@@ -288,7 +289,7 @@ _RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
-        metric="sgi_score", score=score_deep_research, build_messages=prompts.deep_research_messages,
+        metric="sgi_score", score=score_deep_research, build_messages=lazy(_OWN_PROMPTS + "deep_research_messages"),
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
         corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
@@ -297,27 +298,29 @@ TASKS = {
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
-        metric="sgi_score", score=score_idea, build_messages=prompts.idea_messages, gold=lambda row: row,
-        runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
+        metric="sgi_score", score=score_idea, build_messages=lazy(_OWN_PROMPTS + "idea_messages"),
+        gold=lambda row: row, runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES,
+        leaderboard_mode=_RANKED, headline="final",
         upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
         breakdowns=_breakdowns(), item_scores=idea_items),
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
-        score=score_dry, build_messages=prompts.dry_messages, gold=_dry_gold, runner=SANDBOX,
+        score=score_dry, build_messages=lazy(_OWN_PROMPTS + "dry_messages"), gold=_dry_gold, runner=SANDBOX,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5",
         upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
         breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
-        metric="sgi_score", score=score_wet, build_messages=prompts.wet_experiment_messages, parse=parse_wet,
-        gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="final",
+        metric="sgi_score", score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
+        parse=parse_wet, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES,
+        leaderboard_mode=_RANKED, headline="final",
         corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts",
         record_fields=("discipline", "direction"), breakdowns=_breakdowns(), item_scores=wet_items),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
-        score=score_reasoning, build_messages=prompts.reasoning_messages, parse=parse_reasoning,
+        score=score_reasoning, build_messages=lazy(_OWN_PROMPTS + "reasoning_messages"), parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
         upstream_prompt=_PROMPTS + "reasoning_prompts", record_fields=("discipline", "direction", "type", "image_type"),
@@ -391,7 +394,7 @@ BENCHMARK = Benchmark(
                                              "questions over several experimental images", reasoning_features),
     },
     tasks=TASKS,
-    read_source=read_source,
+    read_source=lazy("sciprobe.benchmarks.sgibench.source:read_source"),
     # a few invented items of each dataset in the exact hub schema (sample/README.md; sample_writer.py)
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,

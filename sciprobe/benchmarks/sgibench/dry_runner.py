@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import call_failed, error_is_call_failure, mark_call_failure, unanswered
-from sciprobe.llm.types import Request, canonical_json, sha256_hex
 
+# the declaration imports this module for SANDBOX: the LLM types and the sandbox load when it runs
 if TYPE_CHECKING:
+    from sciprobe.llm.types import Request
     from sciprobe.results import TaskResult
     from sciprobe.task_runner import RunContext
 
@@ -93,6 +93,8 @@ def _failed_run(message: str) -> dict[str, Any]:
 
 
 def judge_key(messages: Sequence[Mapping[str, Any]]) -> str:
+    from sciprobe.llm.types import canonical_json, sha256_hex
+
     return sha256_hex(canonical_json([dict(m) for m in messages]))
 
 
@@ -130,6 +132,8 @@ def _external_inputs(row: Mapping[str, Any]) -> tuple[dict[str, Path], list[str]
 
 
 def _data_key(code: str, python: str, inputs: Mapping[str, Path]) -> str:
+    from sciprobe.llm.types import canonical_json, sha256_hex
+
     return sha256_hex(canonical_json({"code": code, "python": python,
                                       "inputs": sorted((k, str(v)) for k, v in inputs.items())}))[:24]
 
@@ -147,6 +151,8 @@ def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, a
                   workers: int | None, limits: Any = None, executor: Any = None) -> list[tuple[Path, dict[str, Any]]]:
     """Run each unit-test data script once (cached by content, kept on this machine); returns (folder, status)
     per job. ``executor``: where the scripts run (see :func:`sciprobe.runners.sandbox.run_many`)."""
+    import shutil
+
     from sciprobe.paths import sciprobe_home
     from sciprobe.runners.sandbox import RunSpec, SandboxLimits, run_many
 
@@ -198,6 +204,7 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
 
     ``plan_only`` (``sciprobe evaluate --dry-run``): ask the model (a planning client answers with
     placeholders) and execute nothing; the judge, asked only where exact comparison fails, is not planned."""
+    from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.runners.sandbox import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_status
     from sciprobe.scoring.sgi.dry_experiment import (
         assemble_program,

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from sciprobe.declaration import Runner
 from sciprobe.evidence import CALL_FAILED, call_failed, error_is_call_failure, mark_call_failure
-from sciprobe.llm.types import Completion, Request, UsageStats, canonical_json, sha256_hex
 
+# the declaration imports this module for IDEA_PANEL: the LLM types load when it runs
 if TYPE_CHECKING:
+    from sciprobe.llm.types import Completion, Request, UsageStats
     from sciprobe.results import TaskResult
     from sciprobe.task_runner import RunContext
 
@@ -50,6 +51,7 @@ def complete_attempt(client: Any, requests: Sequence[Request], attempt: int, des
     if attempt == 0 or cache is None:
         return client.complete_many(requests, desc=desc)
     from sciprobe.llm.client import LLMClient
+    from sciprobe.llm.types import sha256_hex
 
     keys = [sha256_hex(f"{client.prepare(r)[0]}:retry{attempt}") for r in requests]
     out: list[Completion | None] = [cache.get(k) for k in keys]
@@ -73,6 +75,7 @@ def collect_panel_votes(rows: Sequence[Mapping[str, Any]], responses: Sequence[s
     """(votes per item or None, judge-call log per item, number of judge requests asked). ``retry_stats``
     collects, per judge, the usage of retries sent outside the judge's client."""
     retry_stats = {} if retry_stats is None else retry_stats
+    from sciprobe.llm.types import Request, UsageStats
     from sciprobe.scoring.sgi.idea import (
         OFFICIAL_JUDGE_PARAMS,
         format_context,
@@ -142,6 +145,7 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
                  ) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
     """Returns (records for ``score_idea``, prompt hash, number of model calls, provenance extras).
     ``judges`` = [(judge id, client), ...]; empty = objective terms only (``final`` is then None)."""
+    from sciprobe.llm.types import Request, UsageStats, canonical_json, sha256_hex
     from sciprobe.scoring.sgi.idea import OFFICIAL_JUDGE_PARAMS, parse_generated_idea
 
     judge_params = dict(OFFICIAL_JUDGE_PARAMS if judge_params is None else judge_params)

@@ -36,7 +36,6 @@ from typing import Any
 from sciprobe.declaration import Runner
 from sciprobe.errors import SciprobeError
 from sciprobe.evidence import error_is_call_failure, mark_call_failure
-from sciprobe.llm.types import Request
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0.0}  # upstream sends temperature 0 to o4-mini / gpt-4.1-mini
 IMAGE_POLICIES = ("auto", "send", "drop")
@@ -121,6 +120,8 @@ def ask(client: Any, messages: Sequence[list[dict[str, Any]] | None], item_ids: 
     errors: list[str | None] = [None] * len(messages)
     if not todo:
         return texts, errors
+    from sciprobe.llm.types import Request  # here: the declaration imports this module for its runners
+
     requests = [Request.of(messages[i], dict(params), item_id=item_ids[i]) for i in todo]  # type: ignore[arg-type]
     for i, completion in zip(todo, client.complete_many(requests, desc=desc)):
         if completion.ok and completion.text is not None:
@@ -273,6 +274,7 @@ def reasoning_request(row: Mapping[str, Any], policy: str, text_of: Any = None
 def run_reasoning(ctx: Any) -> list[Any]:
     """Answers with images (or placeholders for a text-only model), then the RV judge; one TaskResult."""
     from sciprobe.benchmarks.sgibench.prompts import reasoning_text
+    from sciprobe.llm.types import Request
     from sciprobe.runners.single_call import prompt_hash, sample_record
     from sciprobe.scoring.sgi.reasoning import rv_judge_messages
 
