@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sciprobe import __version__
 from sciprobe.errors import SciprobeError
@@ -57,19 +57,19 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _Subcommand(argparse.ArgumentParser):
-    """A subcommand's parser. Given ``configure`` ("module:function"), that function adds the arguments on first
-    use (parsing the subcommand's arguments or printing its help), importing its module only then."""
+    """A subcommand's parser whose arguments are added by ``configure(parser)`` on first use (parsing the
+    subcommand's arguments or printing its help): ``sciprobe --help`` and every other command skip them, and a
+    lazy ``configure`` (:mod:`sciprobe.lazy`) imports its module only then."""
 
-    def __init__(self, *args: Any, configure: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, configure: Callable[[argparse.ArgumentParser], Any] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._configure = configure
 
     def _configured(self) -> None:
         if self._configure is not None:
-            from sciprobe.lazy import resolve
-
             configure, self._configure = self._configure, None
-            resolve(configure)(self)
+            configure(self)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._configured()
@@ -98,24 +98,17 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--upstream-dir", metavar="DIR",
                         help="with --prompts upstream: a local copy of the upstream files at their repository paths "
                              "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+
+
 def _add_executor(parser: argparse.ArgumentParser) -> None:
     from sciprobe.executors import EXECUTOR_HELP
 
     parser.add_argument("--executor", default="local", metavar="local|ray|ray://HOST:PORT", help=EXECUTOR_HELP)
 
 
-def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
-    """The ``sciprobe`` parser; ``benchmark_commands=False`` leaves out the benchmarks' own commands (listing them
-    imports every declaration)."""
-    parser = argparse.ArgumentParser(
-        prog="sciprobe", description="Science-of-science LLM benchmarks, Hugging Face-native and offline-first.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"sciprobe {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Subcommand)
-
-    build = sub.add_parser("build", help="package a benchmark's release files as a hub dataset folder",
-                           description="Write Parquet shards + README (configs, features, card) that "
-                                       "`datasets.load_dataset(OUT, CONFIG)` reads.")
+def _configure_build(build: argparse.ArgumentParser) -> None:
+    build.description = ("Write Parquet shards + README (configs, features, card) that "
+                         "`datasets.load_dataset(OUT, CONFIG)` reads.")
     build.add_argument("benchmark", help="benchmark name (`sciprobe tasks` lists them)")
     build.add_argument("--source", help="folder of release files, or a hub dataset id owner/name holding them "
                                         "(default: the bundled sample)")
@@ -127,9 +120,10 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
     build.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     _add_cutoff(build, auto=False)
 
-    evaluate = sub.add_parser("evaluate", help="run a model on tasks, score them, write results",
-                              description="Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
-                                          "OUTPUT_DIR/results and OUTPUT_DIR/details.")
+
+def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
+    evaluate.description = ("Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
+                            "OUTPUT_DIR/results and OUTPUT_DIR/details.")
     evaluate.add_argument("tasks", nargs="+", metavar="BENCH:TASK")
     evaluate.add_argument("--model", required=True, metavar="SPEC",
                           help="local/smollm2 (bundled) or a litellm model, with options: "
@@ -162,11 +156,12 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
                            help="live calls/tokens/cost/ETA line on stderr (default: on when stderr is a terminal)")
     _add_cutoff(evaluate, auto=True)
 
-    score = sub.add_parser("score", help="score a predictions JSONL file against a task",
-                           description="JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
-                                       "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
-                                       "\"scores\": [...]}; tournaments also {\"id\", \"comparisons\": [{\"paper_1\", "
-                                       "\"paper_2\", \"response\"}, ...]}, replayed (`sciprobe tasks` says which).")
+
+def _configure_score(score: argparse.ArgumentParser) -> None:
+    score.description = ("JSONL lines: {\"id\", \"response\"} (the raw model text); tasks with labels also "
+                         "take {\"id\", \"prediction\"}; ranking tasks {\"id\", \"ranking\": [...], "
+                         "\"scores\": [...]}; tournaments also {\"id\", \"comparisons\": [{\"paper_1\", "
+                         "\"paper_2\", \"response\"}, ...]}, replayed (`sciprobe tasks` says which).")
     score.add_argument("task", metavar="BENCH:TASK")
     score.add_argument("--predictions", required=True, help="JSONL predictions file")
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
@@ -179,23 +174,25 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
     score.add_argument("--max-cost", type=float, metavar="USD", help="cap on judge spend (as for evaluate)")
     _add_prompts(score, "the prompt set the predictions were made with (recorded; tasks replayed through their "
                         "runner also build their judge requests from it)")
+    score.add_argument("--partial", action="store_true",
+                       help="score a file that lacks items over the items it has (refused by default); the result "
+                            "is marked partial everywhere and never exported or ranked")
 
-    imported = sub.add_parser(
-        "import-upstream", help="score the per-item output files an upstream repository wrote",
-        description="Read the per-item outputs a benchmark's pinned upstream code writes (its README lists the "
-                    "formats), score them in every mode and write a normal results file (export and the leaderboard "
-                    "read it). The dataset must hold every item of the logs (build the release the run used).")
+
+def _configure_import_upstream(imported: argparse.ArgumentParser) -> None:
+    imported.description = (
+        "Read the per-item outputs a benchmark's pinned upstream code writes (its README lists the formats), score "
+        "them in every mode and write a normal results file (export and the leaderboard read it). The dataset must "
+        "hold every item of the logs (build the release the run used).")
     imported.add_argument("benchmark", help="benchmark name (`sciprobe tasks` lists them)")
     imported.add_argument("--logs", required=True, metavar="PATH", help="an upstream output file or a folder of them")
     imported.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     imported.add_argument("--model-name", help="model name for the results (default: from the upstream file names)")
     imported.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: every mode)")
     imported.add_argument("--output-dir", default="results", help="where results and details go")
-    score.add_argument("--partial", action="store_true",
-                       help="score a file that lacks items over the items it has (refused by default); the result "
-                            "is marked partial everywhere and never exported or ranked")
 
-    demo = sub.add_parser("demo", help="evaluate the bundled model on the bundled samples (offline)")
+
+def _configure_demo(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
     demo.add_argument("--output-dir", default="results/demo")
     demo.add_argument("--max-tokens", type=int, default=64,
@@ -205,15 +202,15 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
                            "~4 s an answer")
     _add_executor(demo)
 
-    lighteval = sub.add_parser("lighteval", help="lighteval's CLI, offline (only --custom-tasks modules load)",
-                               description="Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
-                                           "\"model_name=$(sciprobe model-path)\" \"BENCH:TASK|0\" "
-                                           "--custom-tasks task_cards/sciprobe_tasks.py --max-samples 8")
+
+def _configure_lighteval(lighteval: argparse.ArgumentParser) -> None:
+    lighteval.description = ("Same arguments as `lighteval`, e.g. sciprobe lighteval accelerate "
+                             "\"model_name=$(sciprobe model-path)\" \"BENCH:TASK|0\" "
+                             "--custom-tasks task_cards/sciprobe_tasks.py --max-samples 8")
     lighteval.add_argument("args", nargs=argparse.REMAINDER)
 
-    for name, (module, help_text) in MODULE_COMMANDS.items():
-        sub.add_parser(name, help=help_text, configure=f"{module}:configure_{name}_parser")
-    sandbox = sub.add_parser("sandbox", help="the sandbox for model-written code")
+
+def _configure_sandbox(sandbox: argparse.ArgumentParser) -> None:
     sandbox_sub = sandbox.add_subparsers(dest="sandbox_command", required=True, metavar="ACTION")
     check = sandbox_sub.add_parser("check", help="probe whether bubblewrap can sandbox code here (or on every "
                                                  "node of a Ray cluster: --executor)")
@@ -225,23 +222,58 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
     env.add_argument("--force", action="store_true", help="recreate an existing venv")
     env.add_argument("--dry-run", action="store_true", help="print what would be installed")
 
-    new = sub.add_parser("new-benchmark", help="scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
-                         description="Writes a declaration with a single-call task and a two-step task (its own "
-                                     "runner), prompts, parser, source reader, a bundled sample and a README; "
-                                     "build, evaluate, score, the lighteval card and the leaderboard find it at once.")
+
+def _configure_new_benchmark(new: argparse.ArgumentParser) -> None:
+    new.description = ("Writes a declaration with a single-call task and a two-step task (its own runner), prompts, "
+                       "parser, source reader, a bundled sample and a README; build, evaluate, score, the lighteval "
+                       "card and the leaderboard find it at once.")
     new.add_argument("name", help="the benchmark's name (a Python package name, e.g. mybench)")
     new.add_argument("--title", help="its display title (default: from the name)")
-    tasks = sub.add_parser("tasks", help="list every task: metric, modes, kind, judge, default data")
+
+
+def _configure_tasks(tasks: argparse.ArgumentParser) -> None:
     tasks.add_argument("benchmarks", nargs="*", metavar="BENCH", help="only these benchmarks")
     tasks.add_argument("--json", action="store_true", help="as JSON")
+
+
+def _configure_model_path(path: argparse.ArgumentParser) -> None:
+    path.add_argument("name", nargs="?", default="smollm2")
+
+
+def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
+    """The ``sciprobe`` parser; ``benchmark_commands=False`` leaves out the benchmarks' own commands (listing them
+    imports every declaration). A subcommand's arguments are added when it is used (:class:`_Subcommand`)."""
+    from sciprobe.lazy import lazy
+
+    parser = argparse.ArgumentParser(
+        prog="sciprobe", description="Science-of-science LLM benchmarks, Hugging Face-native and offline-first.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"sciprobe {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Subcommand)
+    builtin = [
+        ("build", "package a benchmark's release files as a hub dataset folder", _configure_build),
+        ("evaluate", "run a model on tasks, score them, write results", _configure_evaluate),
+        ("score", "score a predictions JSONL file against a task", _configure_score),
+        ("import-upstream", "score the per-item output files an upstream repository wrote",
+         _configure_import_upstream),
+        ("demo", "evaluate the bundled model on the bundled samples (offline)", _configure_demo),
+        ("lighteval", "lighteval's CLI, offline (only --custom-tasks modules load)", _configure_lighteval),
+        *((name, help_text, lazy(f"{module}:configure_{name}_parser"))
+          for name, (module, help_text) in MODULE_COMMANDS.items()),
+        ("sandbox", "the sandbox for model-written code", _configure_sandbox),
+        ("new-benchmark", "scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
+         _configure_new_benchmark),
+        ("tasks", "list every task: metric, modes, kind, judge, default data", _configure_tasks),
+    ]
+    for name, help_text, configure in builtin:
+        sub.add_parser(name, help=help_text, configure=configure)
     # each benchmark's own commands (its declaration's hook); their modules load only when they run
     for name, command in (_benchmark_commands() if benchmark_commands else {}).items():
         extra = sub.add_parser(name, help=command.help, add_help=False, prefix_chars="\0")
         extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
-    path = sub.add_parser("model-path", help="convert the bundled model once and print its folder "
-                                             "(for `lighteval accelerate model_name=...`)")
-    path.add_argument("name", nargs="?", default="smollm2")
+    sub.add_parser("model-path", help="convert the bundled model once and print its folder "
+                                      "(for `lighteval accelerate model_name=...`)", configure=_configure_model_path)
     return parser
 
 

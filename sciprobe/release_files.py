@@ -12,7 +12,6 @@ conservative "the whole period is after it".
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import json
 import re
@@ -55,6 +54,8 @@ class ReleaseDate:
         if self.precision == "year":
             return dt.date(self.start.year, 12, 31)
         if self.precision == "month":
+            import calendar  # here: `sciprobe cutoffs` and `sciprobe --help` import this module at start-up
+
             return dt.date(self.start.year, self.start.month,
                            calendar.monthrange(self.start.year, self.start.month)[1])
         return self.start

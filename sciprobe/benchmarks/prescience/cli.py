@@ -27,16 +27,19 @@ def _source(arg: str | None) -> Path:
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``parser`` is the ``prescience`` sub-command parser; adds ``baselines`` and ``score``."""
-    from sciprobe.benchmarks.prescience.evaluation import SCORED_TASKS
+    from sciprobe.benchmarks import get_benchmark
 
+    # every task of the declaration is scored from prediction files (evaluation.SCORED_TASKS): read from the
+    # declaration so `sciprobe prescience --help` does not load the scorers (pyarrow)
+    tasks = tuple(get_benchmark("prescience").tasks)
     sub = parser.add_subparsers(dest="prescience_command", required=True, metavar="ACTION")
     base = sub.add_parser("baselines", help="score the default non-LLM baseline of each task (offline)")
     base.add_argument("--source", help="release folder (default: the bundled synthetic sample)")
-    base.add_argument("--task", action="append", dest="tasks", choices=SCORED_TASKS,
+    base.add_argument("--task", action="append", dest="tasks", choices=tasks,
                       help="only this task (repeatable; default: all)")
     base.add_argument("--json", help="also write the score reports to this JSON file")
     score = sub.add_parser("score", help="score a JSONL prediction file ({id, prediction} per line) for one task")
-    score.add_argument("task", choices=SCORED_TASKS)
+    score.add_argument("task", choices=tasks)
     score.add_argument("--predictions", required=True, help="JSONL prediction file")
     score.add_argument("--source", help="release folder (default: the bundled synthetic sample)")
     score.add_argument("--mode", default="official", help="scoring mode (topic tasks: official or paper)")
