@@ -25,6 +25,7 @@ it at least 3 times and report the median with min-max.
 
 | bench | command | target |
 |---|---|---|
+| Start-up of `sciprobe --help`, `tasks`, `cutoffs`, `cutoffs --help` vs `python -c pass` | `.venv/bin/python bench/cli_startup.py` | <= 2x `python -c pass`, quiet and busy |
 | CPU per single-call item end to end, default client path vs litellm | `.venv/bin/python bench/item_cpu.py` | <= 1 ms per item, quiet and busy |
 | LLM client throughput vs concurrency bound (default path, litellm, bare aiohttp) | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 and 128, quiet and busy |
 | Throughput under a provider RPM limit, paced vs unpaced | `.venv/bin/python bench/rpm_pacing.py` | >= 0.99 of the limit, no 429, quiet and busy |
