@@ -34,6 +34,7 @@ it at least 3 times and report the median with min-max.
 | SciTaste WAPE + composite, 1,000,000 pairs | `.venv/bin/python bench/scitaste_metrics.py` | < 1 s each (median of 5) |
 | PreScience 500,000-paper corpus build + date query | `.venv/bin/python bench/prescience_corpus.py` | build <= 3x the data-movement floor, same bytes, < 2 GB peak; query < 0.5 s |
 | ROUGE-L on 10,000 pairs vs rouge-score | `.venv/bin/python bench/prescience_rouge.py` | >= 10x, identical numbers |
+| SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1 | `.venv/bin/python bench/ray_dry_experiment.py` | >= 1.7x, identical scores |
 """
 
 
