@@ -10,6 +10,11 @@ CPU settings: for the ``accelerate`` (transformers) backend, model arguments wit
 ``batch_size=1``. lighteval's automatic batch-size search otherwise starts from a large batch and backs off on
 memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
 the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
+
+Bootstrap stderr in-process: lighteval bootstraps the stderr of a corpus metric in a ``multiprocessing.Pool``
+forked from the running process. A process that runs threads (sciprobe's client event loop, a Ray client's gRPC
+threads, torch's pools) can be forked while one of them holds a lock, and the pool then hangs for good (seen in
+the test suite). The wrapper draws the same resamples, with the same seeds and in the same order, in-process.
 """
 
 from __future__ import annotations
@@ -41,6 +46,21 @@ def _ensure_sample_data(argv: Sequence[str]) -> None:
             sample_dataset_dir(get_benchmark(name))
 
 
+def _bootstrap_in_process() -> None:
+    """lighteval's bootstrap draws, computed here instead of in a forked pool (same samples, same order)."""
+    import random
+
+    from lighteval.metrics.utils import stderr
+
+    def draw(self, cur_experiment):  # mirrors stderr._bootstrap_internal.__call__ (lighteval 0.13)
+        population, seed = cur_experiment
+        rnd = random.Random()
+        rnd.seed(seed)
+        return [self.metric(rnd.choices(population, k=len(population))) for _ in range(self.number_draws)]
+
+    stderr._bootstrap_internal.__call__ = draw
+
+
 def cpu_settings(argv: Sequence[str]) -> list[str]:
     """``argv`` with ``batch_size=1`` added to an ``accelerate`` command's model arguments that set none."""
     args = list(argv)
@@ -57,6 +77,7 @@ def run(argv: Sequence[str]) -> int:
     argv = cpu_settings(argv)
     _ensure_sample_data(argv)
     _custom_tasks_only()
+    _bootstrap_in_process()
     from lighteval.__main__ import app
 
     try:
