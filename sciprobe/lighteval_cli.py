@@ -11,10 +11,11 @@ CPU settings: for the ``accelerate`` (transformers) backend, model arguments wit
 memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
 the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
 
-Bootstrap stderr in-process: lighteval bootstraps the stderr of a corpus metric in a ``multiprocessing.Pool``
-forked from the running process. A process that runs threads (sciprobe's client event loop, a Ray client's gRPC
-threads, torch's pools) can be forked while one of them holds a lock, and the pool then hangs for good (seen in
-the test suite). The wrapper draws the same resamples, with the same seeds and in the same order, in-process.
+Bootstrap stderr: lighteval bootstraps the stderr of a corpus metric in a ``multiprocessing.Pool`` forked from
+the running process. A process that runs other threads (sciprobe's client event loop, a Ray client's gRPC
+threads) can be forked while one of them holds a lock, and the pool then hangs for good (seen in the test suite).
+In such a process the wrapper draws the same resamples, with the same seeds and in the same order, in-process;
+a process with one thread keeps lighteval's pool.
 """
 
 from __future__ import annotations
@@ -46,18 +47,31 @@ def _ensure_sample_data(argv: Sequence[str]) -> None:
             sample_dataset_dir(get_benchmark(name))
 
 
-def _bootstrap_in_process() -> None:
-    """lighteval's bootstrap draws, computed here instead of in a forked pool (same samples, same order)."""
+def fork_is_safe() -> bool:
+    """No other Python thread runs and no gRPC runtime is loaded (its threads are native)."""
+    import sys
+    import threading
+
+    return threading.active_count() == 1 and "grpc" not in sys.modules
+
+
+def _bootstrap_in_process(always: bool = False) -> None:
+    """lighteval's bootstrap draws computed here (same samples, same order) unless :func:`fork_is_safe`."""
     import random
 
     from lighteval.metrics.utils import stderr
 
+    pooled = getattr(stderr._bootstrap_internal.__call__, "lighteval_pool", stderr._bootstrap_internal.__call__)
+
     def draw(self, cur_experiment):  # mirrors stderr._bootstrap_internal.__call__ (lighteval 0.13)
+        if not always and fork_is_safe():
+            return pooled(self, cur_experiment)
         population, seed = cur_experiment
         rnd = random.Random()
         rnd.seed(seed)
         return [self.metric(rnd.choices(population, k=len(population))) for _ in range(self.number_draws)]
 
+    draw.lighteval_pool = pooled
     stderr._bootstrap_internal.__call__ = draw
 
 

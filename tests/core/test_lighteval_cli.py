@@ -16,7 +16,7 @@ from lighteval.metrics.utils import stderr
 population = [float((7 * i) % 23) for i in range(40)]
 pooled = stderr.bootstrap_stderr(statistics.median, population, 300)
 from sciprobe.lighteval_cli import _bootstrap_in_process
-_bootstrap_in_process()
+_bootstrap_in_process(always=True)
 here = stderr.bootstrap_stderr(statistics.median, population, 300)
 print(json.dumps([pooled, here]))
 """
@@ -28,6 +28,21 @@ def test_in_process_bootstrap_equals_lightevals_pool() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     pooled, here = json.loads(proc.stdout.strip().splitlines()[-1])
     assert pooled > 0 and here == pooled
+
+
+def test_fork_is_unsafe_once_another_thread_runs() -> None:
+    import threading
+
+    from sciprobe.lighteval_cli import fork_is_safe
+
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert not fork_is_safe()
+    finally:
+        stop.set()
+        worker.join()
 
 
 def test_cpu_settings_add_batch_size_one_to_accelerate_only() -> None:
