@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.parse
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,18 +37,6 @@ COOLDOWN_AFTER_FAILURES = 3
 #: First cool-down of a replica, seconds; doubled for each further cool-down before a success.
 COOLDOWN_S = 10.0
 MAX_COOLDOWN_S = 300.0
-
-
-def public_url(url: str) -> str:
-    """``url`` without user:password (safe to record in results and logs)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def could_not_connect(exc: BaseException) -> bool:
@@ -72,7 +59,6 @@ class Replica:
 
     url: str | None                 # None: the provider's own endpoint (a spec without base_url)
     pacer: Pacer
-    label: str = ""                 # the url without credentials
     failures_in_a_row: int = 0
     out_until: float | None = None  # out of service until then (the pool's clock)
     probing: bool = False           # back from a cool-down: one request at a time until one succeeds
@@ -80,9 +66,6 @@ class Replica:
     answered: int = 0               # attempts that got an answer
     failed: int = 0                 # attempts that got none (counted whether or not the request was retried)
     cooldowns: int = 0
-
-    def __post_init__(self) -> None:
-        self.label = self.label or (public_url(self.url) if self.url else "")
 
 
 class ReplicaPool:
@@ -165,11 +148,11 @@ class ReplicaPool:
         replica.cooldowns += 1
 
     def report(self) -> dict[str, dict[str, int]]:
-        """Per replica (URL without credentials): attempts answered, attempts failed, cool-downs. Empty for a
-        single server."""
+        """Per replica URL (never with credentials: ModelSpec refuses them): attempts answered, attempts
+        failed, cool-downs. Empty for a single server."""
         if not self.tracked:
             return {}
-        return {r.label: {"answered": r.answered, "failed": r.failed, "cooldowns": r.cooldowns}
+        return {str(r.url): {"answered": r.answered, "failed": r.failed, "cooldowns": r.cooldowns}
                 for r in self.replicas}
 
 
@@ -180,11 +163,15 @@ class ReplicaGate:
     pool: ReplicaPool
     slots: int
     in_flight: dict[Replica, int] = field(default_factory=dict)
-    _waiters: deque[asyncio.Future[None]] = field(default_factory=deque)
+    _waiters: deque[tuple[asyncio.Future[None], Replica | None]] = field(default_factory=deque)
     _turn: int = 0
 
+    def _limit(self, replica: Replica, all_out: bool) -> int:
+        return 1 if replica.probing and not all_out else self.slots
+
     def _pick(self, avoid: Replica | None) -> Replica | None:
-        """The least busy candidate with a free slot, ties in turn; ``avoid`` only when no other has one."""
+        """The least busy candidate with a free slot, ties in turn; never ``avoid`` while there is another
+        candidate (a retry waits for another server rather than going back to the one that just failed it)."""
         candidates, all_out = self.pool.candidates()
         replicas = self.pool.replicas
         n = len(replicas)
@@ -197,7 +184,7 @@ class ReplicaGate:
             if load >= self._limit(replica, all_out) or (n > 1 and replica not in candidates):
                 continue
             if replica is avoid and len(candidates) > 1:
-                load += self.slots
+                continue
             if best is None or load < best_load:
                 best, best_load, best_index = replica, load, index
         if best is not None:
@@ -205,38 +192,46 @@ class ReplicaGate:
         return best
 
     async def acquire(self, avoid: Replica | None = None) -> Replica:
-        """A slot on the least busy replica in service (preferring one other than ``avoid``); waits for one."""
+        """A slot on the least busy replica in service, other than ``avoid`` if possible; waits for one."""
+        first = True
         while True:
             replica = self._pick(avoid)
             if replica is not None:
                 self.in_flight[replica] = self.in_flight.get(replica, 0) + 1
                 if self._waiters and self._has_room():
-                    self._wake()  # room for more (a replica came back): one release woke only this waiter
+                    self._wake(None)  # room for more (a replica came back): one release woke only this waiter
                 return replica
             waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
+            # woken but beaten to the slot: keep this waiter's place at the front
+            (self._waiters.append if first else self._waiters.appendleft)((waiter, avoid))
+            first = False
             try:
                 await waiter
             except asyncio.CancelledError:
                 if waiter.done() and not waiter.cancelled():
-                    self._wake()  # woken but leaving: pass the freed slot on
+                    self._wake(None)  # woken but leaving: pass the freed slot on
                 raise
 
     def _has_room(self) -> bool:
         candidates, all_out = self.pool.candidates()
         return any(self.in_flight.get(r, 0) < self._limit(r, all_out) for r in candidates)
 
-    def _limit(self, replica: Replica, all_out: bool) -> int:
-        return 1 if replica.probing and not all_out else self.slots
-
     def release(self, replica: Replica) -> None:
         self.in_flight[replica] -= 1
-        self._wake()
+        self._wake(replica)
 
-    def _wake(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
+    def _wake(self, freed: Replica | None) -> None:
+        """Wake the first waiter that may take a slot on ``freed`` (None: any waiter)."""
+        skipped = []
+        try:
+            while self._waiters:
+                waiter, avoid = self._waiters.popleft()
+                if waiter.done():
+                    continue
+                if freed is not None and avoid is freed and len(self.pool.replicas) > 1:
+                    skipped.append((waiter, avoid))
+                    continue
                 waiter.set_result(None)
                 return
-
+        finally:
+            self._waiters.extendleft(reversed(skipped))

@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.llm.replicas import public_url
 from sciprobe.llm.response_cap import DEFAULT_MAX_RESPONSE_MB
 
 LOCAL_PREFIX = "local/"
@@ -213,16 +213,13 @@ class ModelSpec:
         return PLACEHOLDER_API_KEY if self.base_url else None
 
     def to_string(self) -> str:
-        """The spec back as text, without any literal api_key or user:password in a URL (safe to log and to store
-        in provenance)."""
+        """The spec back as text, without any literal api_key (safe to log and to store in provenance)."""
         parts = [self.name]
         defaults = {f.name: f.default for f in fields(self)}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name in ("name", "api_key") or value == defaults[f.name]:
                 continue
-            if f.name == "base_url":
-                value = REPLICA_SEPARATOR.join(public_url(url) for url in self.base_urls)
             parts.append(f"{f.name}={value}")
         return ",".join(parts)
 
@@ -254,6 +251,14 @@ def _convert(text: str, key: str, raw: str) -> Any:
     return raw
 
 
+def _has_credentials(url: str) -> bool:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts.username is not None or parts.password is not None
+    except ValueError:  # an unparsable URL fails where it is used, with the HTTP client's message
+        return False
+
+
 def _validate(spec: ModelSpec) -> None:
     if not spec.name or "," in spec.name or REPLICA_SEPARATOR in spec.name:
         raise SciprobeError(f"invalid model name {spec.name!r}")
@@ -263,6 +268,9 @@ def _validate(spec: ModelSpec) -> None:
             raise SciprobeError(f"{spec.name}: base_url has an empty URL (replicas are written URL1|URL2|...)")
         if len(set(urls)) < len(urls):
             raise SciprobeError(f"{spec.name}: base_url lists a URL twice")
+        if any(_has_credentials(url) for url in urls):  # neither transport can send them; logs would show them
+            raise SciprobeError(f"{spec.name}: base_url must not carry user:password; give the server's key with "
+                                "api_key_env")
     for key in sorted(_FLOAT_KEYS):
         value = getattr(spec, key)
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
