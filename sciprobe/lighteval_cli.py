@@ -10,6 +10,11 @@ CPU settings: for the ``accelerate`` (transformers) backend, model arguments wit
 ``batch_size=1``. lighteval's automatic batch-size search otherwise starts from a large batch and backs off on
 memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
 the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
+
+GPU backends: ``sciprobe lighteval vllm MODEL_ARGS TASKS --custom-tasks ...`` (and ``sglang``) are lighteval's own
+subcommands, passed through unchanged. Their engines are not installed by sciprobe (they need a GPU); without
+the package lighteval pins (``vllm>=0.10.0,<0.10.2`` for lighteval 0.13) the command stops with one line saying
+what to install, before any data is built.
 """
 
 from __future__ import annotations
@@ -17,6 +22,11 @@ from __future__ import annotations
 import os
 import re
 from typing import Sequence
+
+from sciprobe.errors import SciprobeError
+
+#: lighteval subcommands whose model engine is a package of their own: subcommand -> package (lighteval's extra)
+ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
 
 
 def _custom_tasks_only() -> None:
@@ -44,7 +54,7 @@ def _ensure_sample_data(argv: Sequence[str]) -> None:
 def cpu_settings(argv: Sequence[str]) -> list[str]:
     """``argv`` with ``batch_size=1`` added to an ``accelerate`` command's model arguments that set none."""
     args = list(argv)
-    if len(args) >= 2 and args[0] == "accelerate":
+    if len(args) >= 2 and args[0] == "accelerate" and not args[1].startswith("-"):  # not `accelerate --help`
         model_args = args[1]
         is_file = model_args.endswith((".yaml", ".yml"))
         if not is_file and not re.search(r"(^|,)\s*batch_size\s*=", model_args):
@@ -52,8 +62,30 @@ def cpu_settings(argv: Sequence[str]) -> list[str]:
     return args
 
 
+def check_engine(argv: Sequence[str]) -> None:
+    """One clear error when a GPU backend's engine (vllm, sglang) is missing or not the version lighteval pins,
+    instead of lighteval's traceback from deep inside the run. ``--help`` works without it."""
+    if not argv or argv[0] not in ENGINE_PACKAGES or "--help" in argv:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lighteval.utils.imports import is_package_available, required_dependencies
+
+    package = ENGINE_PACKAGES[argv[0]]
+    if is_package_available(package):
+        return
+    requirement = required_dependencies()[0][package]
+    try:
+        found = f"{package} {version(package)} is installed"
+    except PackageNotFoundError:
+        found = f"{package} is not installed"
+    raise SciprobeError(f"`lighteval {argv[0]}` needs {requirement} ({found}); on a machine with a GPU: "
+                        f"pip install 'lighteval[{package}]'")
+
+
 def run(argv: Sequence[str]) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    check_engine(argv)
     argv = cpu_settings(argv)
     _ensure_sample_data(argv)
     _custom_tasks_only()
@@ -63,4 +95,8 @@ def run(argv: Sequence[str]) -> int:
         app(args=list(argv), prog_name="lighteval", standalone_mode=False)
     except SystemExit as exc:  # typer exits on --help and usage errors
         return int(exc.code or 0)
+    except ImportError as exc:
+        if "requested the use of" not in str(exc):  # not lighteval's "install this backend" message
+            raise
+        raise SciprobeError(" ".join(str(exc).split())) from None
     return 0
