@@ -10,11 +10,6 @@ CPU settings: for the ``accelerate`` (transformers) backend, model arguments wit
 ``batch_size=1``. lighteval's automatic batch-size search otherwise starts from a large batch and backs off on
 memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
 the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
-
-GPU backends: ``sciprobe lighteval vllm MODEL_ARGS TASKS --custom-tasks ...`` (and ``sglang``) are lighteval's own
-subcommands, passed through unchanged. Their engines are not installed by sciprobe (they need a GPU); without
-the package lighteval pins (``vllm>=0.10.0,<0.10.2`` for lighteval 0.13) the command stops with one line saying
-what to install, before any data is built.
 """
 
 from __future__ import annotations
@@ -25,7 +20,9 @@ from typing import Sequence
 
 from sciprobe.errors import SciprobeError
 
-#: lighteval subcommands whose model engine is a package of their own: subcommand -> package (lighteval's extra)
+#: lighteval subcommands whose model engine is a package of their own: subcommand -> package (lighteval's extra).
+#: ``sciprobe lighteval vllm MODEL_ARGS TASKS --custom-tasks ...`` is passed through unchanged; sciprobe does not
+#: install the engines (they need a GPU): see :func:`check_engine`.
 ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
 
 
