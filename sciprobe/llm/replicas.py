@@ -3,8 +3,8 @@ request goes to, and which replicas are out of service for a while. Both transpo
 (:class:`~sciprobe.llm.backends.RemoteBackend` and the direct :mod:`~sciprobe.llm.http_backend`).
 
 - Choice: among the replicas in service with a free slot, the least busy (fewest requests in flight), ties in
-  turn; a retry prefers another replica than the one that just failed it, and goes there without the backoff
-  wait (a failure of one server says nothing about the others).
+  turn. A retry waits for a slot on another replica in service rather than going back to the one that just
+  failed it, and skips the backoff wait (a failure of one server says nothing about the others).
 - Slots and pacing: ``concurrency`` slots and an rpm/tpm pacer (:mod:`~sciprobe.llm.pacing`) per replica.
 - Cool-down: a replica is taken out after ``COOLDOWN_AFTER_FAILURES`` failed attempts in a row (5xx,
   timeouts, broken bodies), at once when it cannot be connected to, and for the pause it asked for on a 429.
