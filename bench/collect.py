@@ -28,6 +28,7 @@ it at least 3 times and report the median with min-max.
 | CPU per single-call item end to end, default client path vs litellm | `.venv/bin/python bench/item_cpu.py` | <= 1 ms per item, quiet and busy |
 | LLM client throughput vs concurrency bound (default path, litellm, bare aiohttp) | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 and 128, quiet and busy |
 | Throughput under a provider RPM limit, paced vs unpaced | `.venv/bin/python bench/rpm_pacing.py` | >= 0.99 of the limit, no 429, quiet and busy |
+| Two model servers behind one spec vs one (both transports), and one killed mid-run | `.venv/bin/python bench/replicas.py` | >= 1.8x with 2 servers; every item answered with one killed; quiet and busy |
 | I2R tournament, parallel vs one call at a time | `.venv/bin/python bench/i2r_parallel.py` | >= 14x per instance, same call count, quiet and busy |
 | Sandbox overhead per run | `.venv/bin/python bench/sandbox_overhead.py` | < 100 ms beyond the program |
 | SGI-Bench deterministic metrics, 100,000 items | `.venv/bin/python bench/sgi_metrics.py` | throughput vs a naive loop |

@@ -24,6 +24,13 @@ import os
 import re
 from typing import Sequence
 
+from sciprobe.errors import SciprobeError
+
+#: lighteval subcommands whose model engine is a package of their own: subcommand -> package (lighteval's extra).
+#: ``sciprobe lighteval vllm MODEL_ARGS TASKS --custom-tasks ...`` is passed through unchanged; sciprobe does not
+#: install the engines (they need a GPU): see :func:`check_engine`.
+ENGINE_PACKAGES = {"vllm": "vllm", "sglang": "sglang"}
+
 
 def _custom_tasks_only() -> None:
     from lighteval.tasks.registry import Registry
@@ -78,7 +85,7 @@ def _bootstrap_in_process(always: bool = False) -> None:
 def cpu_settings(argv: Sequence[str]) -> list[str]:
     """``argv`` with ``batch_size=1`` added to an ``accelerate`` command's model arguments that set none."""
     args = list(argv)
-    if len(args) >= 2 and args[0] == "accelerate":
+    if len(args) >= 2 and args[0] == "accelerate" and not args[1].startswith("-"):  # not `accelerate --help`
         model_args = args[1]
         is_file = model_args.endswith((".yaml", ".yml"))
         if not is_file and not re.search(r"(^|,)\s*batch_size\s*=", model_args):
@@ -86,8 +93,30 @@ def cpu_settings(argv: Sequence[str]) -> list[str]:
     return args
 
 
+def check_engine(argv: Sequence[str]) -> None:
+    """One clear error when a GPU backend's engine (vllm, sglang) is missing or not the version lighteval pins,
+    instead of lighteval's traceback from deep inside the run. ``--help`` works without it."""
+    if not argv or argv[0] not in ENGINE_PACKAGES or "--help" in argv:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lighteval.utils.imports import is_package_available, required_dependencies
+
+    package = ENGINE_PACKAGES[argv[0]]
+    if is_package_available(package):
+        return
+    requirement = required_dependencies()[0][package]
+    try:
+        found = f"{package} {version(package)} is installed"
+    except PackageNotFoundError:
+        found = f"{package} is not installed"
+    raise SciprobeError(f"`lighteval {argv[0]}` needs {requirement} ({found}); on a machine with a GPU: "
+                        f"pip install 'lighteval[{package}]'")
+
+
 def run(argv: Sequence[str]) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    check_engine(argv)
     argv = cpu_settings(argv)
     _ensure_sample_data(argv)
     _custom_tasks_only()
@@ -98,4 +127,8 @@ def run(argv: Sequence[str]) -> int:
         app(args=list(argv), prog_name="lighteval", standalone_mode=False)
     except SystemExit as exc:  # typer exits on --help and usage errors
         return int(exc.code or 0)
+    except ImportError as exc:
+        if "requested the use of" not in str(exc):  # not lighteval's "install this backend" message
+            raise
+        raise SciprobeError(" ".join(str(exc).split())) from None
     return 0
