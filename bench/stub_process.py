@@ -43,6 +43,7 @@ class Stub:
     url: str
     nice: int
     seen: dict[str, int] = field(default_factory=dict)  # filled on exit: requests and 429s from rpm/tpm limits
+    pid: int = 0  # the stub's process (bench/replicas.py kills one mid-run: then ``seen`` stays empty)
 
     def note(self) -> str:
         return f"stub in its own process at nice {self.nice}"
@@ -62,10 +63,11 @@ def stub_process(latency: float, reply_source: str = "", reply_name: str = "None
         url = proc.stdout.readline().strip()
         if not url.startswith("http://"):
             raise RuntimeError(f"stub did not start (got {url!r})")
-        stub = Stub(url, os.getpriority(os.PRIO_PROCESS, proc.pid))
+        stub = Stub(url, os.getpriority(os.PRIO_PROCESS, proc.pid), pid=proc.pid)
         yield stub
-        proc.stdin.close()
-        stub.seen = json.loads(proc.stdout.readline())
+        if proc.poll() is None:
+            proc.stdin.close()
+            stub.seen = json.loads(proc.stdout.readline())
     finally:
         if not proc.stdin.closed:
             proc.stdin.close()

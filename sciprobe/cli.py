@@ -506,9 +506,10 @@ def _sandbox_check(executor_name: str) -> int:
         ok, reason = sandbox_available()
         print(("sandbox available: " if ok else "sandbox NOT available: ") + reason)
         return 0 if ok else 1
+    from sciprobe.runners.sandbox import fresh_sandbox_probe
     from sciprobe.runners.sandbox_ship import cluster_sandbox_status
 
-    ok, summary, per_node = cluster_sandbox_status(executor, refresh=True)
+    ok, summary, per_node = cluster_sandbox_status(executor, fresh_sandbox_probe)
     for label, node_ok, reason in per_node:
         print(f"{'ok ' if node_ok else 'NOT'} {label}: {reason}")
     print(("sandbox available: " if ok else "sandbox NOT available: ") + summary)

@@ -95,7 +95,7 @@ def _computations():
 
         def compute_corpus(self, items: list[dict]) -> float:
             # no number (official mode where upstream's own evaluation gives none) is NaN, never 0
-            value = _task(self.benchmark, self.task).score(items, self.mode).values.get(self.key)
+            value = _score_values(self.benchmark, self.task, self.mode, items).get(self.key)
             return float("nan") if value is None else float(value)
 
     class Mean(CorpusLevelComputation):
@@ -106,6 +106,20 @@ def _computations():
 
 
 _CLASSES: tuple | None = None
+_SCORED: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+
+
+def _score_values(benchmark: str, task: str, mode: str, items: list[dict]) -> dict[str, Any]:
+    """The scorer's values for ``items``, computed once for every metric of the task that reads them: lighteval
+    asks each metric (and its bootstrap stderr, 1,000 resamples drawn with the same seed per metric) separately."""
+    import json
+
+    key = (benchmark, task, mode, json.dumps(items, sort_keys=True, default=str))
+    if key not in _SCORED:
+        if len(_SCORED) >= 8192:
+            _SCORED.clear()
+        _SCORED[key] = dict(_task(benchmark, task).score(items, mode).values)
+    return _SCORED[key]
 
 
 def _metrics(benchmark: str, task: TaskSpec) -> list:

@@ -2,13 +2,14 @@
 
 Launches the Space on a temporary store filled with a few synthetic submissions (scored by the real pipeline on
 the bundled samples), then drives the Debian chromium with Playwright — the same setup as
-tests/test_leaderboard_browser.py. Usage: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``.
+tests/leaderboard/test_leaderboard_browser.py.
+Usage: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``.
 
 The judged task (PreScience ``contribution_generation``) goes through the real queue worker
 (:class:`sciprobe.leaderboard.queue.Worker`, :func:`~sciprobe.leaderboard.queue.process_pending`) with a panel of two
 judges on a loopback :class:`sciprobe.llm.stub_server.StubServer` and an offline LACER lattice template, as
-tests/test_leaderboard_judged.py does. The two stub judges score a generation by its word overlap with the
-reference plus their own noise (judge ``-b`` compresses the scale and is noisier), so they agree only in part and
+tests/leaderboard/test_leaderboard_judged.py does. The two stub judges score a generation by its word overlap with
+the reference plus their own noise (judge ``-b`` compresses the scale and is noisier), so they agree only in part and
 the *Judge agreement* tab has something to show. Nothing leaves the machine.
 """
 

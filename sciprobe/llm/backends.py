@@ -27,7 +27,8 @@ from typing import Any, Protocol
 from sciprobe.errors import SciprobeError
 from sciprobe.llm import loop as client_loop
 from sciprobe.llm.ledger import skipped_completion
-from sciprobe.llm.pacing import estimate_tokens, pacer_for
+from sciprobe.llm.pacing import Pacer, estimate_tokens
+from sciprobe.llm.replicas import Replica, ReplicaGate, ReplicaPool
 from sciprobe.llm.response_cap import capped_response_class, too_large_in
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
@@ -358,7 +359,7 @@ class RetryPolicy:
 class _LoopState:
     """Per-event-loop resources of a backend (asyncio and aiohttp objects are bound to one loop)."""
 
-    admission: asyncio.Semaphore
+    admission: ReplicaGate  # the request slots, per replica (sciprobe.llm.replicas)
     session: Any  # aiohttp.ClientSession | None
     users: int = 0
 
@@ -375,8 +376,11 @@ class RemoteBackend:
     at ``concurrency``, but litellm's ~2.5 ms of CPU per call (request building, response parsing, pricing,
     logging) runs while other requests wait on the network instead of inside the slot. bench/
     judge_throughput.py at concurrency 32 / 100 ms, CPU-isolated runs: 0.79 -> 0.88 of the bound
-    (factor 4 was no better than 2). Other providers get a plain semaphore of ``concurrency`` around the
-    whole call.
+    (factor 4 was no better than 2). Other providers get ``concurrency`` slots around the whole call.
+
+    Replicas (``base_url=URL1|URL2``): each attempt takes a slot on one replica (:mod:`sciprobe.llm.replicas`:
+    least busy in service, per-replica slots and pacer, cool-down of failing ones) and is sent to its URL; a
+    retry goes to another replica when one is in service. Everything above applies per replica.
     """
 
     ADMISSION_FACTOR = 2
@@ -392,19 +396,29 @@ class RemoteBackend:
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
-        self.pacer = pacer_for(spec.name, spec.base_url, spec.rpm, spec.tpm)
+        #: the servers of this model (one entry without a base_url: the provider's own endpoint)
+        self.replicas = ReplicaPool.for_spec(spec.name, spec.base_urls or (None,), spec.rpm, spec.tpm)
         self.pricer = Pricer(spec.name)
         self.sleep = asyncio.sleep  # the retry backoff's wait (tests record it instead of waiting)
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def _check_provider(self) -> str:
         try:
-            _, provider, _, _ = self._litellm.get_llm_provider(model=self.spec.name, api_base=self.spec.base_url)
+            _, provider, _, _ = self._litellm.get_llm_provider(model=self.spec.name, api_base=self._first_url)
         except Exception as exc:
             raise SciprobeError(
                 f"litellm cannot route model {self.spec.name!r}: use provider/model, e.g. openai/gpt-4o-mini"
             ) from exc
         return str(provider)
+
+    @property
+    def _first_url(self) -> str | None:
+        return self.spec.base_urls[0] if self.spec.base_url else None
+
+    @property
+    def pacer(self) -> Pacer:
+        """The pacer of the (first) server: the only one unless the spec lists replicas."""
+        return self.replicas.replicas[0].pacer
 
     def _enter_loop(self) -> _LoopState:
         """The running loop's state, created on first use; runs sharing a loop share one bound. On the shared
@@ -418,7 +432,7 @@ class RemoteBackend:
             if self.http_bound:
                 session = self._open_session(limit)
                 limit *= self.ADMISSION_FACTOR
-            state = self._states[loop] = _LoopState(asyncio.Semaphore(limit), session)
+            state = self._states[loop] = _LoopState(ReplicaGate(self.replicas, limit), session)
             if session is not None and client_loop.is_shared(loop):
                 client_loop.keep_open(session, owner=self)
         state.users += 1
@@ -426,13 +440,15 @@ class RemoteBackend:
 
     def _open_session(self, connections: int) -> Any:
         """An aiohttp session like the one litellm would build (no cookie jar, proxy env only when litellm
-        is told to trust it), except that its connector allows ``connections`` connections in total and its
-        responses stop at ``max_response_mb`` decoded (:mod:`sciprobe.llm.response_cap`)."""
+        is told to trust it), except that its connector allows ``connections`` connections per server (each
+        replica's host:port) and its responses stop at ``max_response_mb`` decoded
+        (:mod:`sciprobe.llm.response_cap`)."""
         import aiohttp
 
         trust_env = bool(self._litellm.aiohttp_trust_env) or os.environ.get("AIOHTTP_TRUST_ENV", "").lower() in (
             "1", "true", "yes")
-        connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections, ttl_dns_cache=300)
+        servers = len(self.replicas.replicas)
+        connector = aiohttp.TCPConnector(limit=connections * servers, limit_per_host=connections, ttl_dns_cache=300)
         return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env,
                                      **self._session_options())
 
@@ -472,16 +488,21 @@ class RemoteBackend:
     async def acomplete(self, job: Job, state: _LoopState, aborted: asyncio.Event | None = None,
                         admit: AdmitFn | None = None) -> Completion:
         litellm = self._litellm
+        pool = self.replicas
         started = time.perf_counter()
-        tokens = estimate_tokens(job.request.messages, job.request.params) if self.pacer.tpm else 0
+        tokens = estimate_tokens(job.request.messages, job.request.params) if pool.paces_tokens else 0
         attempt = 0
+        replica: Replica | None = None  # where the last attempt went: a retry prefers another one
         while True:
             attempt += 1
+            failed_on = replica
+            replica = None
             try:
-                async with state.admission:
+                replica = await state.admission.acquire(avoid=failed_on)
+                try:
                     # Paced inside the slot so that starts stay evenly spaced (a wait outside would let
                     # queued calls burst in together when slots free up).
-                    await self.pacer.acquire(tokens)
+                    await replica.pacer.acquire(tokens)
                     if aborted is not None and aborted.is_set():
                         # A slot freed by the failing call can wake a queued one before the TaskGroup
                         # cancels it; do not start a doomed request.
@@ -493,9 +514,11 @@ class RemoteBackend:
                         # the spec's timeout bounds the whole call: the HTTP clients' read timeouts restart with
                         # every chunk, so a server dripping its answer could otherwise hold a slot for ever
                         async with asyncio.timeout(self.spec.timeout):
-                            response = await self._send(job, state)
+                            response = await self._send(job, state, replica)
                     except TimeoutError:
                         raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
+                finally:
+                    state.admission.release(replica)
             except Exception as exc:
                 if self.policy.is_quota(exc, litellm):
                     raise QuotaExhausted(
@@ -506,27 +529,40 @@ class RemoteBackend:
                         f"authentication failed for {self.spec.name} ({error_text(exc)}); "
                         "check the spec's api_key / api_key_env"
                     ) from exc
-                if attempt <= self.policy.max_retries and self.policy.is_retryable(exc, litellm):
-                    delay = self.policy.delay(attempt, exc)
-                    if self.policy.is_rate_limit(exc, litellm):
-                        self.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
-                    await self.sleep(delay)
+                retryable = self.policy.is_retryable(exc, litellm)
+                rate_limited = retryable and self.policy.is_rate_limit(exc, litellm)
+                delay = self.policy.delay(attempt, exc) if retryable else 0.0
+                will_retry = attempt <= self.policy.max_retries and retryable
+                if replica is not None:
+                    if rate_limited:
+                        if will_retry:
+                            replica.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
+                        pool.rate_limited(replica, delay)  # and its calls go to the other replicas meanwhile
+                    elif retryable:
+                        pool.failed(replica, exc)
+                    else:  # the request's fault (400, an answer too large): the server is alive
+                        pool.alive(replica)
+                if will_retry:
+                    if replica is None or not pool.has_other_in_service(replica):
+                        await self.sleep(delay)
                     continue
                 return self._failure(job, exc, attempt, started)
             try:
                 completion = self._success(job, response, attempt, started)
             except Exception as exc:  # noqa: BLE001 - a body of an unexpected shape: recorded, never a crash
+                pool.failed(replica, exc)
                 return self._failure(job, MalformedResponse(error_text(exc)), attempt, started)
-            self.pacer.on_success()
-            self.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
+            pool.answered(replica)
+            replica.pacer.on_success()
+            replica.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
             return completion
 
-    async def _send(self, job: Job, state: _LoopState) -> Any:
+    async def _send(self, job: Job, state: _LoopState, replica: Replica) -> Any:
         extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
         return await self._litellm.acompletion(
             model=self.spec.name,
             messages=[dict(m) for m in job.request.messages],
-            api_base=self.spec.base_url,
+            api_base=replica.url,
             api_key=self._api_key,
             timeout=self.spec.timeout,
             max_retries=0,

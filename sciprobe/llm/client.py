@@ -13,7 +13,9 @@ What the client guarantees, whatever the backend:
   is stored the moment it arrives, failures never;
 - the cache key is built from the *effective* params (spec defaults + request params, minus what the model
   rejects), and every such adjustment is listed in ``param_adjustments`` for provenance;
-- ``stats`` accumulates calls, cache hits, failures, retries, tokens and cost across batches;
+- ``stats`` accumulates calls, cache hits, failures, retries, tokens and cost across batches, and for a spec
+  with replicas (``base_url=URL1|URL2``: one logical model, one cache key whichever replica answers) what each
+  replica answered, failed and how often it was cooled down (:mod:`sciprobe.llm.replicas`);
 - with a :class:`~sciprobe.llm.ledger.RunLedger` (shared by every client of a run), each request is admitted
   against the run's caps right before it is sent; refused ones come back ``skipped`` (never cached), so a
   capped run stops within one batch of its limit and a rerun resumes from the cache.
@@ -90,7 +92,15 @@ class LLMClient:
                     self._adjustment_seen.add(line)
                     self.param_adjustments.append(line)
         effective = Request(request.messages, params, request.item_id)
-        return request_key(self.model_id, self.spec.base_url, effective), effective
+        return request_key(self.model_id, self.spec.cache_base_url, effective), effective
+
+    def _record_replicas(self) -> None:
+        """What each replica of ``base_url=URL1|URL2`` did so far, into ``stats.replicas`` (provenance)."""
+        pool = getattr(self._backend, "replicas", None)
+        if pool is not None:
+            report = pool.report()
+            with self._lock:
+                self.stats.replicas = report
 
     def _record(self, completion: Completion) -> None:
         with self._lock:
@@ -134,6 +144,7 @@ class LLMClient:
                 await self._backend.run(jobs, on_result, self.ledger.admit if self.ledger is not None else None)
         finally:
             progress.close()
+            self._record_replicas()
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # a backend contract violation, not a user error
             raise RuntimeError(f"backend returned no result for {len(missing)} request(s)")

@@ -8,7 +8,8 @@ caps one process at a few hundred calls/s and makes a busy machine miss the netw
 posts the JSON itself over one aiohttp session and parses the reply as a plain dict (~0.3 ms a call,
 bench/judge_throughput.py, bench/item_cpu.py). Everything else is
 :class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency bound, pacing, the run's budget, retries
-with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap.
+with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap, and
+the replicas of ``base_url=URL1|URL2`` (:mod:`sciprobe.llm.replicas`).
 
 It sends exactly the request params it is given (no per-provider renaming as litellm does), so it is for
 servers that take OpenAI's parameters as they are; reasoning models stay on litellm under ``auto``.
@@ -24,6 +25,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.llm.backends import (APIConnectionError, Job, RemoteBackend, Timeout, _LoopState, http_status_error,
                                    tool_calls_of)
+from sciprobe.llm.replicas import Replica
 from sciprobe.llm.response_cap import read_capped
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion
@@ -38,7 +40,8 @@ class HttpBackend(RemoteBackend):
             raise SciprobeError(f"{spec.name}: transport=http needs base_url (an OpenAI-compatible server)")
         super().__init__(spec, backoff_base_s=backoff_base_s)
         self.http_bound = True  # our own session, whatever litellm's provider table says
-        self.url = spec.base_url.rstrip("/") + "/chat/completions"
+        #: POST targets, one per replica of ``base_url=URL1|URL2`` (sciprobe.llm.replicas picks one per attempt)
+        self.endpoints = {url: url.rstrip("/") + "/chat/completions" for url in spec.base_urls}
         # "openai/gpt-4o-mini" -> "gpt-4o-mini": the name the server knows, as litellm would send it
         self.wire_model = spec.name.split("/", 1)[1] if "/" in spec.name else spec.name
         self._headers = {"Content-Type": "application/json"}
@@ -48,12 +51,12 @@ class HttpBackend(RemoteBackend):
     def _session_options(self) -> dict[str, Any]:
         return {}  # aiohttp decodes (in bounded steps); read_capped counts what it yields
 
-    async def _send(self, job: Job, state: _LoopState) -> Any:
+    async def _send(self, job: Job, state: _LoopState, replica: Replica) -> Any:
         import aiohttp
 
         body = {"model": self.wire_model, "messages": [dict(m) for m in job.request.messages], **job.request.params}
         try:
-            async with state.session.post(self.url, data=json.dumps(body), headers=self._headers,
+            async with state.session.post(self.endpoints[replica.url], data=json.dumps(body), headers=self._headers,
                                           timeout=aiohttp.ClientTimeout(total=self.spec.timeout)) as response:
                 raw = await read_capped(response, self.spec.max_response_bytes)
                 if response.status != 200:

@@ -6,6 +6,11 @@ model string (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``, ``h
 
     ModelSpec.parse("openai/judge,base_url=http://127.0.0.1:8000/v1,api_key_env=JUDGE_KEY,concurrency=16")
 
+Replicas: ``base_url=URL1|URL2|...`` names several servers of one model (e.g. ``vllm serve`` on N machines); calls
+are spread over them and a failing one is taken out for a while (:mod:`sciprobe.llm.replicas`). It is one
+logical model: one cache identity (the set of URLs, in any order), one budget, one line in the results.
+``concurrency``, ``rpm`` and ``tpm`` apply per replica.
+
 Nothing here imports litellm: parsing must stay cheap and offline.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -57,7 +63,8 @@ _BARE_PROVIDERS = (
 class ModelSpec:
     """A parsed model spec. Generation keys are *defaults*: a request's own params win over them.
 
-    ``concurrency`` bounds in-flight API calls (remote) or is the generation batch size (local).
+    ``concurrency`` bounds in-flight API calls (remote; per replica when ``base_url`` lists several) or is the
+    generation batch size (local).
     """
 
     name: str
@@ -100,6 +107,11 @@ class ModelSpec:
                 raise SciprobeError(f"model spec {text!r}: key {key!r} given twice")
             if not raw:
                 raise SciprobeError(f"model spec {text!r}: empty value for {key!r}")
+            if REPLICA_SEPARATOR in raw:
+                if key != "base_url":  # the value is not echoed: it may be an api_key
+                    raise SciprobeError(f"model spec {name!r}: only base_url lists several values (URL1|URL2); "
+                                        f"{key} has a '|'")
+                raw = REPLICA_SEPARATOR.join(url.strip() for url in raw.split(REPLICA_SEPARATOR))
             values[key] = _convert(text, key, raw)
         return cls(name=name, **values)
 
@@ -108,6 +120,18 @@ class ModelSpec:
     def model_id(self) -> str:
         """The model name as written: the identity used in cache keys and provenance."""
         return self.name
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """The servers of this model: one per replica of ``base_url=URL1|URL2``; ``()`` without a base_url."""
+        return tuple(self.base_url.split(REPLICA_SEPARATOR)) if self.base_url else ()
+
+    @property
+    def cache_base_url(self) -> str | None:
+        """The base_url part of cache keys: the logical model's, whichever replica answers. One URL: as written
+        (keys made before replicas existed still hit); several: the sorted set (order does not matter)."""
+        urls = self.base_urls
+        return self.base_url if len(urls) < 2 else REPLICA_SEPARATOR.join(sorted(urls))
 
     @property
     def is_local(self) -> bool:
@@ -200,6 +224,9 @@ class ModelSpec:
         return ",".join(parts)
 
 
+#: Separates the replica URLs of ``base_url`` (a spec itself uses ``,`` and ``=``; a judge panel ``;``).
+REPLICA_SEPARATOR = "|"
+
 #: Separates the specs of a judge panel in one ``--judge`` value (a spec itself uses ``,`` and ``=``).
 SPEC_SEPARATOR = ";"
 
@@ -224,9 +251,26 @@ def _convert(text: str, key: str, raw: str) -> Any:
     return raw
 
 
+def _has_credentials(url: str) -> bool:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return parts.username is not None or parts.password is not None
+    except ValueError:  # an unparsable URL fails where it is used, with the HTTP client's message
+        return False
+
+
 def _validate(spec: ModelSpec) -> None:
-    if not spec.name or "," in spec.name:
+    if not spec.name or "," in spec.name or REPLICA_SEPARATOR in spec.name:
         raise SciprobeError(f"invalid model name {spec.name!r}")
+    if spec.base_url is not None:
+        urls = [url.strip() for url in spec.base_url.split(REPLICA_SEPARATOR)]
+        if not all(urls):
+            raise SciprobeError(f"{spec.name}: base_url has an empty URL (replicas are written URL1|URL2|...)")
+        if len(set(urls)) < len(urls):
+            raise SciprobeError(f"{spec.name}: base_url lists a URL twice")
+        if any(_has_credentials(url) for url in urls):  # neither transport can send them; logs would show them
+            raise SciprobeError(f"{spec.name}: base_url must not carry user:password; give the server's key with "
+                                "api_key_env")
     for key in sorted(_FLOAT_KEYS):
         value = getattr(spec, key)
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):

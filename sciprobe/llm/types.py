@@ -81,6 +81,9 @@ class UsageStats:
     cost_usd: float = 0.0
     cost_unknown_calls: int = 0
     usage_problems: int = 0  # answers whose usage report was missing or invalid (counted in cost_unknown_calls)
+    # base_url=URL1|URL2: per replica (URL without credentials) attempts answered, failed, cool-downs
+    # (sciprobe.llm.replicas); empty for one server, and then left out of as_dict
+    replicas: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, completion: Completion) -> None:
         self.calls += 1
@@ -105,5 +108,21 @@ class UsageStats:
         else:
             self.cost_usd += cost
 
+    def merge(self, other: UsageStats) -> None:
+        """Add ``other``'s totals to these (e.g. the usage of retries sent through another client)."""
+        for key, value in other.__dict__.items():
+            if key == "replicas":
+                for label, counts in value.items():
+                    mine = self.replicas.setdefault(label, {})
+                    for name, n in counts.items():
+                        mine[name] = mine.get(name, 0) + n
+            else:
+                setattr(self, key, getattr(self, key) + value)
+
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if not self.replicas:
+            del out["replicas"]
+        else:
+            out["replicas"] = {label: dict(counts) for label, counts in self.replicas.items()}
+        return out

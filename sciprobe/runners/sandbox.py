@@ -374,7 +374,7 @@ def sandbox_status(executor: Any = None, *, refresh: bool = False) -> tuple[bool
     with _probe_lock:
         cached = _cluster_cache.get(executor.name)
     if cached is None or refresh:
-        ok, reason, _ = cluster_sandbox_status(executor, refresh=refresh)
+        ok, reason, _ = cluster_sandbox_status(executor, fresh_sandbox_probe if refresh else sandbox_available)
         cached = (ok, reason)
         with _probe_lock:
             _cluster_cache[executor.name] = cached
@@ -382,6 +382,18 @@ def sandbox_status(executor: Any = None, *, refresh: bool = False) -> tuple[bool
 
 
 _cluster_cache: dict[str, tuple[bool, str]] = {}
+
+
+def fresh_sandbox_probe() -> tuple[bool, str]:
+    """:func:`sandbox_available` probed anew (a module-level function, so a cluster can run it on each node)."""
+    return sandbox_available(refresh=True)
+
+
+def _run_shipped(run: Any, bundle: Any) -> tuple[Any, bytes | None]:
+    """One shipped run on a cluster worker, with this module's ``run_python`` (see :mod:`.sandbox_ship`)."""
+    from sciprobe.runners.sandbox_ship import run_shipped
+
+    return run_shipped(run, bundle, run_python=run_python)
 
 
 def run_many(specs: Sequence[RunSpec | str], *, workers: int | None = None, allow_unsandboxed: bool = False,
@@ -404,7 +416,8 @@ def run_many(specs: Sequence[RunSpec | str], *, workers: int | None = None, allo
         from sciprobe.runners.sandbox_ship import run_many_shipped
 
         items = [s if s.python is not None else replace(s, python=sys.executable) for s in items]
-        return run_many_shipped(items, executor, allow_unsandboxed=allow_unsandboxed, workers=workers)
+        return run_many_shipped(items, executor, allow_unsandboxed=allow_unsandboxed, run_remote=_run_shipped,
+                                workers=workers)
 
     def one(spec: RunSpec) -> RunResult:
         return run_python(spec.code, inputs=spec.inputs, limits=spec.limits, python=spec.python,

@@ -19,7 +19,7 @@ import os
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -74,10 +74,9 @@ def pack_folder(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def run_shipped(run: ShippedRun, bundle: Bundle | None) -> tuple[Any, bytes | None]:
-    """On a worker: unpack the inputs in a private folder, run, pack what ``output_dir`` would receive."""
-    from sciprobe.runners.sandbox import run_python
-
+def run_shipped(run: ShippedRun, bundle: Bundle | None, *, run_python: Callable[..., Any]) -> tuple[Any, bytes | None]:
+    """On a worker: unpack the inputs in a private folder, run (``run_python``: the sandbox's own, passed in so
+    this module never imports the sandbox that imports it), pack what ``output_dir`` would receive."""
     root = Path(tempfile.mkdtemp(prefix="sciprobe-shipped-"))
     try:
         root.chmod(0o755)  # as root the sandboxed program runs under another uid: inputs must stay readable
@@ -97,8 +96,11 @@ def run_shipped(run: ShippedRun, bundle: Bundle | None) -> tuple[Any, bytes | No
 
 
 def run_many_shipped(specs: Sequence[Any], executor: Any, *, allow_unsandboxed: bool,
+                     run_remote: Callable[[ShippedRun, Bundle | None], tuple[Any, bytes | None]],
                      workers: int | None = None) -> list[Any]:
-    """:func:`~sciprobe.runners.sandbox.run_many` on a remote executor (``specs`` are complete RunSpecs)."""
+    """:func:`~sciprobe.runners.sandbox.run_many` on a remote executor (``specs`` are complete RunSpecs);
+    ``run_remote(run, bundle)`` runs one on a worker (a module-level function, which Ray pickles by reference:
+    :func:`run_shipped` with the sandbox's ``run_python``)."""
     bundles: dict[tuple[tuple[str, str], ...], Any] = {}
     runs, handles = [], []
     for spec in specs:
@@ -111,7 +113,7 @@ def run_many_shipped(specs: Sequence[Any], executor: Any, *, allow_unsandboxed: 
                                args=tuple(spec.args), env=dict(spec.env), want_outputs=spec.output_dir is not None,
                                allow_unsandboxed=allow_unsandboxed))
     results = []
-    for spec, (result, outputs) in zip(specs, executor.map(run_shipped, runs, handles, workers=workers)):
+    for spec, (result, outputs) in zip(specs, executor.map(run_remote, runs, handles, workers=workers)):
         if spec.output_dir is not None:
             result = _receive_outputs(result, outputs, Path(spec.output_dir))
         results.append(result)
@@ -129,11 +131,10 @@ def _receive_outputs(result: Any, outputs: bytes | None, output_dir: Path) -> An
     return result
 
 
-def cluster_sandbox_status(executor: Any, *, refresh: bool = False) -> tuple[bool, str, list[tuple[str, bool, str]]]:
-    """(every node ok, one-line summary, [(node, ok, reason)]) from the sandbox probe run on each node."""
-    from sciprobe.runners.sandbox import sandbox_available
-
-    probe = _fresh_probe if refresh else sandbox_available
+def cluster_sandbox_status(executor: Any, probe: Callable[[], tuple[bool, str]]
+                           ) -> tuple[bool, str, list[tuple[str, bool, str]]]:
+    """(every node ok, one-line summary, [(node, ok, reason)]) from ``probe`` (the sandbox's own availability
+    check, passed in) run on each node."""
     per_node = [(label, ok, reason) for label, (ok, reason) in executor.on_each_node(probe)]
     if not per_node:
         return False, f"no node of {executor.name} can run tasks (no CPUs)", per_node
@@ -143,9 +144,3 @@ def cluster_sandbox_status(executor: Any, *, refresh: bool = False) -> tuple[boo
         return False, f"{len(bad)} of {len(per_node)} node(s) of {executor.name} cannot sandbox: {label}: {reason}", \
             per_node
     return True, f"{per_node[0][2]} on all {len(per_node)} node(s) of {executor.name}", per_node
-
-
-def _fresh_probe() -> tuple[bool, str]:
-    from sciprobe.runners.sandbox import sandbox_available
-
-    return sandbox_available(refresh=True)

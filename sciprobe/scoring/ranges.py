@@ -4,7 +4,7 @@ A number outside its metric's range cannot come from that metric: the leaderboar
 hand-edited or corrupted results file), the tables never show it. Keys are ``fnmatch`` patterns (``ndcg@*``);
 ``modes`` limits an entry to some modes (LACER's official mode does not clamp the judge's number, so it has no
 bound there). A key with no entry is only required to be a finite number or null; every task's headline and
-extra columns have an entry (tests/test_leaderboard_import.py checks it for every registered task).
+extra columns have an entry (tests/leaderboard/test_leaderboard_import.py checks it for every registered task).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """lighteval covers every task it can express (issue 14): every single-call and judge-scored task of every
 benchmark is in the one card module, the multi-step ones are named in its docstring with the reason, PreScience's
 forecasting tasks and SGI-Bench's idea generation score through the declarations, and `sciprobe lighteval` picks
-settings a CPU finishes. The README's lighteval lines themselves run in tests/test_readme_lighteval_lines.py."""
+settings a CPU finishes. The README's lighteval lines themselves run in tests/core/test_readme_lighteval_lines.py."""
 
 from __future__ import annotations
 

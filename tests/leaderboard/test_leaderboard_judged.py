@@ -39,7 +39,7 @@ N_PRESCIENCE = 31  # items in the bundled PreScience sample's contribution_gener
 
 @pytest.fixture(autouse=True)
 def lacer_template(tmp_path_factory, monkeypatch) -> Path:
-    """An offline LACER judge prompt (lattice file), as tests/test_prescience_lacer_runner.py does."""
+    """An offline LACER judge prompt (lattice file), as tests/prescience/test_prescience_lacer_runner.py does."""
     path = tmp_path_factory.getbasetemp() / "judged-lattice.json"
     if not path.is_file():
         lr.write_lattices(path, [lr.toy_lattice("matching"), lr.toy_lattice("coloring")], {"note": "test lattice"})

@@ -63,8 +63,7 @@ def complete_attempt(client: Any, requests: Sequence[Request], attempt: int, des
                 cache.put(keys[i], completion)
             out[i] = completion
         if retry_stats is not None:
-            for key, value in fresh.stats.as_dict().items():
-                setattr(retry_stats, key, getattr(retry_stats, key) + value)
+            retry_stats.merge(fresh.stats)
     return [c for c in out if c is not None]
 
 

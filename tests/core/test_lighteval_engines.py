@@ -1,0 +1,64 @@
+"""``sciprobe lighteval vllm ...`` (and ``sglang``): lighteval's GPU backends pass through the offline wrapper
+unchanged, and a missing engine package is one line, not a traceback. No GPU here: the engine itself is not run."""
+
+from __future__ import annotations
+
+import pytest
+
+import sciprobe.lighteval_cli as lighteval_cli
+from sciprobe.cli import main
+
+ARGS = ["model_name=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=bfloat16,tensor_parallel_size=2", "idrbench:ipi|0",
+        "--custom-tasks", "task_cards/sciprobe_tasks.py", "--output-dir", "out"]
+
+
+def _engine_ready(package: str) -> bool:
+    from lighteval.utils.imports import is_package_available
+
+    return is_package_available(package)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_missing_engine_is_one_clear_line(engine, capsys, monkeypatch):
+    if _engine_ready(engine):
+        pytest.skip(f"{engine} is installed here")
+    built = []
+    monkeypatch.setattr(lighteval_cli, "_ensure_sample_data", built.append)
+    assert main(["lighteval", engine, *ARGS]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"error: `lighteval {engine}` needs {engine}") and captured.err.count("\n") == 1
+    assert f"pip install 'lighteval[{engine}]'" in captured.err and "Traceback" not in captured.out + captured.err
+    assert built == []  # stopped before building any data
+
+
+def test_the_vllm_subcommand_reaches_lighteval_unchanged(monkeypatch):
+    import lighteval.__main__
+    import lighteval.utils.imports
+
+    seen = []
+    monkeypatch.setattr(lighteval.utils.imports, "is_package_available", lambda package: True)
+    monkeypatch.setattr(lighteval.__main__, "app", lambda args, prog_name, standalone_mode: seen.append(args))
+    monkeypatch.setattr(lighteval_cli, "_ensure_sample_data", lambda argv: None)
+    assert main(["lighteval", "vllm", *ARGS]) == 0
+    assert seen == [["vllm", *ARGS]]  # no CPU batch size, nothing added or dropped
+
+
+def test_lightevals_own_missing_backend_error_becomes_one_line(monkeypatch, capsys):
+    import lighteval.__main__
+
+    def app(args, prog_name, standalone_mode):
+        raise ImportError("Through the use of VLLMModel, you requested the use of `vllm<0.10.2,>=0.10.0` for this\n"
+                          "evaluation, but it is not available in your current environment. Please install it.")
+
+    monkeypatch.setattr(lighteval.__main__, "app", app)
+    monkeypatch.setattr(lighteval_cli, "check_engine", lambda argv: None)
+    monkeypatch.setattr(lighteval_cli, "_ensure_sample_data", lambda argv: None)
+    assert main(["lighteval", "vllm", *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Through the use of VLLMModel") and err.count("\n") == 1
+
+
+def test_help_works_without_the_engine(capsys):
+    assert main(["lighteval", "vllm", "--help"]) == 0
+    assert "Evaluate models using vllm as backend" in " ".join(capsys.readouterr().out.split())
+    assert lighteval_cli.cpu_settings(["accelerate", "--help"]) == ["accelerate", "--help"]
