@@ -37,6 +37,7 @@ from sciprobe.numbers import count
 ALL_ITEMS = "All items"
 #: a results file with more groups than this (outside input) shows the first ones only
 MAX_GROUPS = 100
+HEADER_CHARS = 28
 SHOWN_IDENTITY = ["Benchmark", "Version", "Revision", "Dataset", "Prompts", "Submitter"]
 
 
@@ -69,18 +70,29 @@ def _natural(label: str) -> tuple:
     return (label == "unknown", int(match.group(1)) if match else float("inf"), label.casefold())
 
 
-def _header(label: str) -> str:
-    text = display_text(label, 60)
-    return f"{text} (group)" if text in {"Model", ALL_ITEMS, ROW_COLUMN, TYPE_COLUMN, *IDENTITY_COLUMNS} else text
+def _header(label: str, taken: set[str]) -> str:
+    """A group's column header: the label, shortened (a discipline can be 60 characters and each group has three
+    columns), never the name of another column."""
+    short = label if len(label) <= HEADER_CHARS else label[:HEADER_CHARS - 1].rstrip() + "…"
+    text = display_text(short, HEADER_CHARS + 8)
+    fixed = {"Model", ALL_ITEMS, ROW_COLUMN, TYPE_COLUMN, *IDENTITY_COLUMNS}
+    header, n = text, 1
+    while header in fixed or header in taken:
+        n += 1
+        header = f"{text} ({n})"
+    taken.add(header)
+    return header
 
 
 def breakdown_frame(results: Sequence[ResultRecord], column: TaskColumn, mode: str = DEFAULT_MODE,
                     breakdown: str = "") -> Any:
-    """The table of the breakdown view (see the module docstring)."""
+    """The table of the breakdown view (see the module docstring). Per group three columns: the score (headed by
+    the group's label, shortened), ``<label> 95% CI`` and ``<label> coverage``; ``frame.attrs["groups"]`` maps each
+    group label to its header, in column order."""
     import pandas as pd
 
     chosen = column.mode_for(mode or DEFAULT_MODE)
-    records, labels = [], {}
+    records, labels, taken = [], {}, set()
     for row_id, cells in group_rows(r for r in results if r.task == column.ref and is_complete(r)).items():
         result = cells[column.ref]
         report = result.scores.get(chosen)
@@ -90,7 +102,7 @@ def breakdown_frame(results: Sequence[ResultRecord], column: TaskColumn, mode: s
                        f"{ALL_ITEMS} {CI_SUFFIX}": headline_interval(report, column.headline),
                        f"{ALL_ITEMS} coverage": coverage_text(report.get("coverage")) if report else ""})
         for label, group in _groups(report, breakdown).items():
-            header = labels.setdefault(label, _header(label))
+            header = labels[label] if label in labels else labels.setdefault(label, _header(label, taken))
             record[header] = score_value(group.get("score"))
             record[f"{header} {CI_SUFFIX}"] = interval_text(group.get("ci_low"), group.get("ci_high"))
             record[f"{header} coverage"] = coverage_text(group)
@@ -100,7 +112,9 @@ def breakdown_frame(results: Sequence[ResultRecord], column: TaskColumn, mode: s
     for label in sorted(labels, key=_natural)[:MAX_GROUPS]:
         headers += [labels[label], f"{labels[label]} {CI_SUFFIX}", f"{labels[label]} coverage"]
     headers += SHOWN_IDENTITY + [TYPE_COLUMN, ROW_COLUMN]
-    return ranked_order(pd.DataFrame(records, columns=headers), [ALL_ITEMS]).reset_index(drop=True)
+    frame = ranked_order(pd.DataFrame(records, columns=headers), [ALL_ITEMS]).reset_index(drop=True)
+    frame.attrs["groups"] = {label: labels[label] for label in sorted(labels, key=_natural)[:MAX_GROUPS]}
+    return frame
 
 
 def breakdown_note(column: TaskColumn | None, mode: str, breakdown: str) -> str:

@@ -211,7 +211,7 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         scored, total = 0, 0
         for column in columns:
             result = cells.get(column.ref)
-            value, coverage, ci = _cell(result, mode, column.headline, column) if result else (None, "", NA)
+            value, coverage, ci = _cell(result, mode, column.headline, column) if result else (None, "", "")
             record[column.score_header(overview)] = value
             record[column.ci_header(overview)] = ci
             if not column.primary:
@@ -246,6 +246,16 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
     drop = [c.score_header(overview) for c in unscored] + [c.ci_header(overview) for c in unscored]
     drop += [c.coverage_header(overview) for c in unscored if c.primary]
     return frame.drop(columns=drop).reset_index(drop=True)
+
+
+def model_rows(frame: Any) -> Any:
+    """The model rows of a table (every table has the ``Type`` column)."""
+    return frame[frame[TYPE_COLUMN] == MODEL_TYPE]
+
+
+def reference_rows(frame: Any) -> Any:
+    """The reference baseline rows of a table."""
+    return frame[frame[TYPE_COLUMN] != MODEL_TYPE]
 
 
 def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[str, Any]:
@@ -353,8 +363,7 @@ def task_bars(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mo
     import matplotlib.pyplot as plt
     import numpy as np
 
-    frame = leaderboard_frame(results, columns, mode=mode)
-    frame = frame[frame[TYPE_COLUMN] == MODEL_TYPE]
+    frame = model_rows(leaderboard_frame(results, columns, mode=mode))
     fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
     score_cols = [c for c in (col.score_header(False) for col in columns) if c in frame.columns]
     score_cols = [c for c in score_cols if not frame[c].isna().all()] if not frame.empty else []
