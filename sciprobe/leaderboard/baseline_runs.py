@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.leaderboard.pins import DataPin
+from sciprobe.leaderboard.pins import DATA_ENV, DataPin
 from sciprobe.leaderboard.records import identity_key
 from sciprobe.leaderboard.reference import PREFIX
 from sciprobe.leaderboard.store import LeaderboardStore
@@ -101,7 +101,8 @@ def ensure_benchmark(store: LeaderboardStore, pin: DataPin, *, log: Log = _log) 
     try:
         location = pin.resolve()
     except SciprobeError as exc:
-        return [f"reference baselines not computed: {exc}"]
+        return [f"reference baselines not computed, no data: {exc} (a leaderboard pins it: "
+                f"{DATA_ENV}={pin.benchmark}=OWNER/NAME@REVISION)"]
     todo = missing_baselines(store, benchmark, location, notes)
     with tempfile.TemporaryDirectory(prefix="sciprobe-lb-baselines-") as tmp:
         for name, tasks in todo.items():

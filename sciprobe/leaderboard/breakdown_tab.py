@@ -44,10 +44,16 @@ class BreakdownView:
             else self.first_breakdown(task)
         return breakdowns.breakdown_frame(self.service.results(), column, mode or tables.DEFAULT_MODE, chosen or "")
 
-    def note(self, task: str | None, mode: str | None, breakdown: str | None) -> str:
+    def note(self, task: str | None, mode: str | None, breakdown: str | None, frame: Any = None) -> str:
         column = self.columns.get(task or "")
+        groups = (frame if frame is not None else self.table(task, mode, breakdown)).attrs.get("groups")
         return breakdowns.breakdown_note(column, mode or tables.DEFAULT_MODE, breakdown or self.first_breakdown(task)
-                                         or "")
+                                         or "", groups)
+
+    def view(self, task: str | None, mode: str | None, breakdown: str | None) -> list[Any]:
+        """[note, table] for the current choices."""
+        frame = self.table(task, mode, breakdown)
+        return [self.note(task, mode, breakdown, frame), frame]
 
 
 @dataclass
@@ -62,7 +68,7 @@ class BreakdownTab:
     view: BreakdownView
 
     def refresh(self, task: str | None, mode: str | None, breakdown: str | None) -> list[Any]:
-        return [self.view.note(task, mode, breakdown), self.view.table(task, mode, breakdown)]
+        return self.view.view(task, mode, breakdown)
 
 
 def build_breakdown_tab(gr: Any, service: Any, banner: Any) -> BreakdownTab:
@@ -77,9 +83,9 @@ def build_breakdown_tab(gr: Any, service: Any, banner: Any) -> BreakdownTab:
                                min_width=140, elem_id="breakdown-mode")
             by = gr.Dropdown(view.breakdown_choices(task0), value=view.first_breakdown(task0), label="Breakdown",
                              scale=1, min_width=180, elem_id="breakdown-by")
-        note = gr.Markdown(view.note(task0, tables.DEFAULT_MODE, view.first_breakdown(task0)),
-                           elem_classes=["sp-note"], elem_id="breakdown-note")
-        table = gr.Dataframe(view.table(task0, tables.DEFAULT_MODE, view.first_breakdown(task0)), datatype="auto",
+        first_note, first_frame = view.view(task0, tables.DEFAULT_MODE, view.first_breakdown(task0))
+        note = gr.Markdown(first_note, elem_classes=["sp-note"], elem_id="breakdown-note")
+        table = gr.Dataframe(first_frame, datatype="auto",
                              interactive=False, show_search="search", pinned_columns=1, max_height=420, wrap=False,
                              label="Per-group scores", buttons=["copy", "fullscreen"], elem_id="table-breakdowns",
                              elem_classes=["sp-pinned"])
@@ -88,12 +94,11 @@ def build_breakdown_tab(gr: Any, service: Any, banner: Any) -> BreakdownTab:
             first = view.first_breakdown(task_value)
             return (gr.update(choices=view.mode_choices(task_value), value=tables.DEFAULT_MODE),
                     gr.update(choices=view.breakdown_choices(task_value), value=first),
-                    view.note(task_value, tables.DEFAULT_MODE, first),
-                    view.table(task_value, tables.DEFAULT_MODE, first))
+                    *view.view(task_value, tables.DEFAULT_MODE, first))
 
         task.change(on_task, inputs=task, outputs=[mode, by, note, table], api_name="breakdown_task")
-        gr.on([mode.change, by.change], lambda t, m, b: [view.note(t, m, b), view.table(t, m, b)],
-              inputs=[task, mode, by], outputs=[note, table], api_name="breakdown")
+        gr.on([mode.change, by.change], view.view, inputs=[task, mode, by], outputs=[note, table],
+              api_name="breakdown")
     return BreakdownTab(task, mode, by, note, table, view)
 
 

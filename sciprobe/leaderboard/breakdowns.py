@@ -37,7 +37,7 @@ from sciprobe.numbers import count
 ALL_ITEMS = "All items"
 #: a results file with more groups than this (outside input) shows the first ones only
 MAX_GROUPS = 100
-HEADER_CHARS = 28
+HEADER_CHARS = 20  # with " 95% CI" a header still fits the width gradio gives a column
 SHOWN_IDENTITY = ["Benchmark", "Version", "Revision", "Dataset", "Prompts", "Submitter"]
 
 
@@ -117,15 +117,21 @@ def breakdown_frame(results: Sequence[ResultRecord], column: TaskColumn, mode: s
     return frame
 
 
-def breakdown_note(column: TaskColumn | None, mode: str, breakdown: str) -> str:
-    """One line above the table: what is shown."""
+def breakdown_note(column: TaskColumn | None, mode: str, breakdown: str,
+                   groups: Mapping[str, str] | None = None) -> str:
+    """The lines above the table: what is shown, and the full name of every group whose header is shortened
+    (``groups``: a breakdown frame's ``attrs["groups"]``)."""
     if column is None:
         return "No task on this leaderboard declares breakdowns."
     titles = dict((name, title) for title, name in breakdowns_of(column.ref))
-    return (f"**{column.ref}** · {column.headline} in mode **{column.mode_for(mode or DEFAULT_MODE)}** by "
+    text = (f"**{column.ref}** · {column.headline} in mode **{column.mode_for(mode or DEFAULT_MODE)}** by "
             f"**{titles.get(breakdown, breakdown)}**: per group the score, its 95% interval and its coverage "
             "(scored/total). A group a row has no items in is left empty, never 0; `n/a`: no number or no interval "
             "for that group. Reference baselines are listed after the models.")
+    shortened = [(header, label) for label, header in (groups or {}).items() if header != display_text(label)]
+    if shortened:
+        text += " Groups: " + "; ".join(f"*{header}* = {display_text(label, 200)}" for header, label in shortened)
+    return text
 
 
 __all__ = ["ALL_ITEMS", "breakdown_columns", "breakdown_frame", "breakdown_note", "breakdowns_of"]

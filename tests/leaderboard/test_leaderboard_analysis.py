@@ -242,6 +242,8 @@ def test_long_group_labels_are_shortened_and_stay_distinct():
     assert headers[long].startswith("Computer Science") and headers[long].endswith("…")
     assert headers["Model"] == "Model (2)" and headers["<b>x</b>"] == "&lt;b&gt;x&lt;/b&gt;"
     assert list(frame["Model"]) == ["org/m"]
+    note = breakdowns.breakdown_note(column, "official", "d", headers)  # the full names of shortened headers
+    assert f"*{headers[long]}* = {long}" in note and "*Model (2)* = Model" in note and "&lt;b&gt;" not in note
 
 
 # ---------------------------------------------------------------- 3. reference baselines
