@@ -128,7 +128,8 @@ def populate(service, work: Path) -> None:
             for task in TASKS:
                 bench, spec = resolve_task(task)
                 rows = load_task_data(bench, spec, data_for(bench.name)).rows
-                gold = ({str(r["id"]): [t["title"] for t in r["targets"]] for r in rows} if getattr(spec.runner, "name", None) == "swiss"
+                swiss = getattr(spec.runner, "name", None) == "swiss"
+                gold = ({str(r["id"]): [t["title"] for t in r["targets"]] for r in rows} if swiss
                         else {str(r["id"]): spec.gold(r) for r in rows})
                 target = task_target(task, data_for(bench.name))
                 path = Path(tmp) / f"{model.replace('/', '_')}-{task.replace(':', '_')}.jsonl"
@@ -139,7 +140,8 @@ def populate(service, work: Path) -> None:
                     raise SystemExit(f"demo submission failed: {status}")
 
         bench, spec = resolve_task(JUDGED_TASK)
-        gold = {str(row_item_id(bench, spec, r)): spec.gold(r) for r in load_task_data(bench, spec, data_for(bench.name)).rows}
+        rows = load_task_data(bench, spec, data_for(bench.name)).rows
+        gold = {str(row_item_id(bench, spec, r)): spec.gold(r) for r in rows}
         target = task_target(JUDGED_TASK, data_for(bench.name))
 
         def submit_judged(model: str, cutoff: str, accuracy: float) -> None:

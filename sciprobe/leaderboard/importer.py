@@ -2,9 +2,10 @@
 leaderboard store, so a local leaderboard shows your own runs next to submissions (a reference baseline's file
 becomes a reference result, owned by nobody: :mod:`~sciprobe.leaderboard.reference`). Scores are taken as computed
 by sciprobe on this machine (the Space never accepts scores from submitters; this path is for the local store and
-the Space's own baselines) — but a file is outside input all the same: it is checked before anything is stored. A file that is not a sciprobe results file
-is refused with one line; a task whose numbers cannot come from its metric (out of the range declared in
-:mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with one line and the rest imports.
+the Space's own baselines) — but a file is outside input all the same: it is checked before anything is stored.
+A file that is not a sciprobe results file is refused with one line; a task whose numbers cannot come from its
+metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
+one line and the rest imports.
 """
 
 from __future__ import annotations

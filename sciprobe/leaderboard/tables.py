@@ -118,7 +118,8 @@ def baselines_note(results: Iterable[ResultRecord], benchmark: str | None = None
         text = ("**Reference baselines** of every benchmark (non-LLM predictors such as random or majority) are rows "
                 f"of Type *{REFERENCE_LABEL}*, listed after the models and never ranked with them.")
     elif described:
-        items = "; ".join(f"**{display_text(name, 80)}**: {display_text(desc, 300)}" for name, desc in described.items())
+        items = "; ".join(f"**{display_text(name, 80)}**: {display_text(desc, 300)}"
+                          for name, desc in described.items())
         text = (f"**Reference baselines** (rows of Type *{REFERENCE_LABEL}*, after the models, never ranked, owned by "
                 f"nobody): {items}.")
     else:
@@ -193,7 +194,8 @@ def row_label(cells: dict[str, ResultRecord]) -> str:
     judges = ",".join(first.judge_ids) or "no judge"
     fingerprint = short_fingerprint(first.dataset_fingerprint)
     prompts = "" if first.prompt_set == DEFAULT_PROMPT_SET else f" · {first.prompt_set} prompts"
-    return (f"{display_name(first)} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
+    return (f"{display_name(first)} · {first.benchmark} v{first.benchmark_version} · "
+            f"cutoff {first.cutoff or 'none'} · "
             f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})")
             + prompts)
 
@@ -262,13 +264,15 @@ def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[s
     """The Model and identity columns of one row (a reference row: marked, no owner, no model cutoff)."""
     reference = first.is_reference
     return {
-        "Model": display_text(display_name(first)), "Family": NO_OWNER if reference else display_text(first.model_family, 40),
+        "Model": display_text(display_name(first)),
+        "Family": NO_OWNER if reference else display_text(first.model_family, 40),
         "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
         "Judges": display_text(", ".join(first.judge_ids) or "none", 80),
         "Dataset": short_fingerprint(first.dataset_fingerprint), "Revision": display_text(first.revision, 40),
         "Prompts": first.prompt_set, "Knowledge cutoff": NA if reference else first.cutoff_label,
         "Contamination-free": NA if reference else _contamination(cells),
-        "Submitter": NO_OWNER if reference else display_text(first.user, 40), TYPE_COLUMN: REFERENCE_LABEL if reference else MODEL_TYPE,
+        "Submitter": NO_OWNER if reference else display_text(first.user, 40),
+        TYPE_COLUMN: REFERENCE_LABEL if reference else MODEL_TYPE,
     }
 
 

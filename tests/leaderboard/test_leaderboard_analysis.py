@@ -39,14 +39,6 @@ def ipi_predictions(path: Path, answer) -> Path:
     return path
 
 
-def models(frame):
-    return frame[frame["Type"] == "model"]
-
-
-def references(frame):
-    return frame[frame["Type"] == "reference baseline"]
-
-
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     """Two IPI submissions scored by the service (no start-up baselines: LeaderboardService, not build_app), plus
@@ -90,15 +82,15 @@ def test_every_score_has_its_95_percent_interval_beside_it(scored):
         checked += 1
     assert checked == 4  # two models, two reference baselines (random, majority) scored on IPI
     # the numbers are the results file's own
-    majority = references(frame)[references(frame)["Model"] == "majority (reference baseline)"].iloc[0]
+    majority = tables.reference_rows(frame)[tables.reference_rows(frame)["Model"] == "majority (reference baseline)"].iloc[0]
     ci = _file_task(out, "majority", "idrbench:ipi|0")["scores"]["strict"]["ci"]
     assert majority["ipi macro_f1 95% CI"] == f"[{ci['low']:.3f}, {ci['high']:.3f}]"
     # the overview shows one score per task, with its interval beside it
     overview = service.table("overview")
     assert list(overview["idrbench:ipi macro_f1 95% CI"]) == list(frame["ipi macro_f1 95% CI"])
     # the score column stays numeric, so the table sorts by it
-    assert models(frame)["ipi macro_f1"].dtype.kind == "f"
-    assert list(models(frame)["ipi macro_f1"]) == sorted(models(frame)["ipi macro_f1"], reverse=True)
+    assert tables.model_rows(frame)["ipi macro_f1"].dtype.kind == "f"
+    assert list(tables.model_rows(frame)["ipi macro_f1"]) == sorted(tables.model_rows(frame)["ipi macro_f1"], reverse=True)
 
 
 def _record(report: dict, model: str = "org/m") -> ResultRecord:
@@ -252,16 +244,16 @@ def test_reference_rows_are_marked_below_the_models_and_never_ranked(scored):
     service, _ = scored
     frame = service.table("idrbench")
     assert list(frame["Type"][:2]) == ["model", "model"] and set(frame["Type"][2:]) == {"reference baseline"}
-    refs = references(frame)
+    refs = tables.reference_rows(frame)
     assert set(refs["Model"]) == {"random (reference baseline)", "majority (reference baseline)",
                                   "title-similarity (reference baseline)"}
     assert set(refs["Submitter"]) == {"—"} and set(refs["Contamination-free"]) == {"n/a"}
     # a reference above a model's score still comes after it: baselines are never ranked among the models
-    worst_model = models(frame)["ipi macro_f1"].min()
+    worst_model = tables.model_rows(frame)["ipi macro_f1"].min()
     assert refs["ipi macro_f1"].max() > worst_model
     # the filters choose models; the reference rows stay
     filtered = service.table("idrbench", query="good")
-    assert list(models(filtered)["Model"]) == ["org/good"] and len(references(filtered)) == 3
+    assert list(tables.model_rows(filtered)["Model"]) == ["org/good"] and len(tables.reference_rows(filtered)) == 3
     assert "reference-baseline" not in tables.families_of(service.results())
     note = service.baselines_note("idrbench")
     assert "**random**" in note and "**title-similarity**" in note and "never ranked" in note
@@ -309,7 +301,7 @@ def test_baselines_are_computed_once_per_data_and_again_when_the_pinned_data_cha
     ipi = [r for r in store.list_results() if r.task == IPI and r.model_name == "reference-baseline/random"]
     assert sorted(r.scores["strict"]["coverage"]["n_items"] for r in ipi) == [15, 16]
     frame = tables.leaderboard_frame(store.list_results(), tables.task_columns(["idrbench"]))
-    assert len(references(frame)[references(frame)["Model"] == "random (reference baseline)"]) == 2
+    assert len(tables.reference_rows(frame)[tables.reference_rows(frame)["Model"] == "random (reference baseline)"]) == 2
     assert store.list_requests() == []
 
 
@@ -368,3 +360,26 @@ def test_import_refuses_a_model_posing_as_a_reference(scored, tmp_path):
         from sciprobe.leaderboard.reference import checked_flag
 
         checked_flag("org/model", {"name": "random", "description": ""})
+
+
+def test_the_space_on_the_hub_store_keeps_its_baselines_in_the_results_repo(tmp_path):
+    """The Space's store: the baselines computed at start are results files in the results repo (one commit), and a
+    second start finds them there."""
+    from sciprobe.leaderboard.hub_api import LocalFolderApi
+    from sciprobe.leaderboard.hub_store import HubStore
+
+    def open_hub() -> HubStore:
+        return HubStore(LocalFolderApi(tmp_path / "hub"), "sciprobe/requests", "sciprobe/results")
+
+    store = open_hub()
+    lines: list[str] = []
+    ensure_baselines(store, {"idrbench": data_pin("idrbench", {})}, log=lines.append)
+    assert store.commits == 1 and len([line for line in lines if line.startswith("computing")]) == 3
+    files = list((tmp_path / "hub" / "datasets" / "sciprobe" / "results").rglob("results_*.json"))
+    assert files and all(json.loads(f.read_text())["sciprobe"]["reference_baseline"] for f in files)
+    again = open_hub()
+    lines.clear()
+    ensure_baselines(again, {"idrbench": data_pin("idrbench", {})}, log=lines.append)
+    assert not [line for line in lines if line.startswith("computing")] and again.commits == 0
+    frame = tables.leaderboard_frame(again.list_results(), tables.task_columns(["idrbench"]))
+    assert set(frame["Type"]) == {"reference baseline"} and len(frame) == 3

@@ -95,6 +95,7 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     status, request = client.predict("alice", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "a.jsonl"))),
                                      "openai/gpt-4o-mini", "", "", "", "first run", api_name="/submit")
     assert status.startswith("**Scored:**") and "macro_f1" in status and "16/16" in status, status
+    assert re.search(r"macro_f1 \d\.\d{3}, 95% CI \[\d\.\d{3}, \d\.\d{3}\] \(strict", status), status
     assert request["status"] == "FINISHED" and request["predictions_file"] == "a.jsonl"
 
     status2, request2 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1))),
