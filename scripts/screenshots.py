@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from sciprobe.benchmarks import benchmark_names, get_benchmark
     from sciprobe.leaderboard.app import build_app, launch_options
-    from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file
+    from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file, wait_idle
 
     demo = build_app()
     populate(demo.sciprobe_service, work)
@@ -201,8 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             page.wait_for_selector("#table-overview [role=gridcell]", timeout=60_000)
 
             def shot(name: str) -> None:
-                # the page-load refresh (and any event) must have finished: no "processing | 2.1s" overlay left
-                page.wait_for_function("() => !document.body.innerText.includes('processing |')", timeout=60_000)
+                wait_idle(page)  # the page-load refresh (and any event) has finished
                 time.sleep(1.0)
                 path = out / f"{name}.png"
                 page.screenshot(path=str(path), full_page=True)

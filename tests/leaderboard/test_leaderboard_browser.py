@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.leaderboard.browser import VIEWPORT, chromium_path, launch_chromium, upload_file
+from sciprobe.leaderboard.browser import VIEWPORT, chromium_path, launch_chromium, upload_file, wait_idle
 
 pytestmark = pytest.mark.slow
 
@@ -105,6 +105,7 @@ def test_sign_in_submit_see_row_and_provenance(space, predictions):
             page = browser.new_page(viewport=VIEWPORT)
             page.goto(space_url)
             page.wait_for_selector("#table-overview", timeout=60_000)
+            wait_idle(page)  # the page-load refresh has redrawn every table
             assert "openai/gpt-4o-mini" not in page.locator("#table-overview").inner_text()
 
             # reference baselines on every tab, marked and owned by nobody, before anyone submitted
@@ -123,7 +124,8 @@ def test_sign_in_submit_see_row_and_provenance(space, predictions):
                     assert "Reference baselines" in page.locator(f"#baselines-{key}").inner_text()
             page.get_by_role("tab", name="Overview", exact=True).click()
 
-            page.get_by_role("tab", name="Submit").click()
+            page.get_by_role("tab", name="Submit", exact=True).click()
+            wait_idle(page)
             page.locator("#user-name textarea, #user-name input").first.fill("alice")
             page.click("#sign-in")
             page.wait_for_selector("#signed-in >> text=Signed in as", timeout=30_000)
