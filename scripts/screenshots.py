@@ -129,7 +129,8 @@ def populate(service, work: Path) -> None:
             for task in TASKS:
                 bench, spec = resolve_task(task)
                 rows = load_task_data(bench, spec, data_for(bench.name)).rows
-                gold = ({str(r["id"]): [t["title"] for t in r["targets"]] for r in rows} if spec.runner == "swiss"
+                swiss = getattr(spec.runner, "name", None) == "swiss"
+                gold = ({str(r["id"]): [t["title"] for t in r["targets"]] for r in rows} if swiss
                         else {str(r["id"]): spec.gold(r) for r in rows})
                 target = task_target(task, data_for(bench.name))
                 path = Path(tmp) / f"{model.replace('/', '_')}-{task.replace(':', '_')}.jsonl"
@@ -140,7 +141,8 @@ def populate(service, work: Path) -> None:
                     raise SystemExit(f"demo submission failed: {status}")
 
         bench, spec = resolve_task(JUDGED_TASK)
-        gold = {str(row_item_id(r)): spec.gold(r) for r in load_task_data(bench, spec, data_for(bench.name)).rows}
+        rows = load_task_data(bench, spec, data_for(bench.name)).rows
+        gold = {str(row_item_id(bench, spec, r)): spec.gold(r) for r in rows}
         target = task_target(JUDGED_TASK, data_for(bench.name))
 
         def submit_judged(model: str, cutoff: str, accuracy: float) -> None:
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from sciprobe.benchmarks import benchmark_names, get_benchmark
     from sciprobe.leaderboard.app import build_app, launch_options
-    from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file
+    from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file, wait_idle
 
     demo = build_app()
     populate(demo.sciprobe_service, work)
@@ -200,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             page.wait_for_selector("#table-overview [role=gridcell]", timeout=60_000)
 
             def shot(name: str) -> None:
+                wait_idle(page)  # the page-load refresh (and any event) has finished
                 time.sleep(1.0)
                 path = out / f"{name}.png"
                 page.screenshot(path=str(path), full_page=True)
@@ -214,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                         .locator("[role=gridcell]").nth(1).click()
                     page.locator("#provenance-idrbench").get_by_text("dataset_fingerprint").first.wait_for()
                 shot(bench)
+            page.get_by_role("tab", name="Breakdowns", exact=True).click()
+            page.locator("#table-breakdowns [role=row]").filter(has_text="gpt-4o-mini").first.wait_for(timeout=30_000)
+            shot("breakdowns")
             page.get_by_role("tab", name="Provenance", exact=True).click()
             page.locator("#provenance-row input").first.click()
             page.get_by_role("option").filter(has_text="gpt-4o-mini").first.click()

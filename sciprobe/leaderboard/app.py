@@ -1,7 +1,10 @@
 """The leaderboard Space (Gradio 6.31, no ``gradio_leaderboard``; shared/spec/ecosystem.md §6).
 
-Tabs: an overview, one tab per *registered* benchmark (``sciprobe.benchmarks``), Provenance, Judge agreement
-(:mod:`~sciprobe.leaderboard.agreement`), Submit, Queue and About. Tables are
+Tabs: an overview, one tab per *registered* benchmark (``sciprobe.benchmarks``), Breakdowns
+(:mod:`~sciprobe.leaderboard.breakdown_tab`), Provenance, Judge agreement (:mod:`~sciprobe.leaderboard.agreement`),
+Submit, Queue and About. Every table shows each score's 95% interval beside it and the reference baselines as
+reference rows, computed at start on each benchmark's data when missing (:mod:`~sciprobe.leaderboard.baseline_runs`).
+Tables are
 ``gr.Dataframe(show_search="search", pinned_columns=1)`` (built-in search and sort; the Model column is pinned by
 our CSS, because gradio 6.31 ignores ``pinned_columns`` when rendering) plus our own filters (mode, model family,
 contamination-free only, model search). Submissions are validated (:mod:`~sciprobe.leaderboard.validation`),
@@ -31,6 +34,7 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
+from sciprobe.leaderboard.intervals import headline_interval
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.store_factory import open_store
 from sciprobe.leaderboard.validation import (
@@ -83,9 +87,18 @@ ABOUT = """
   runs on sciprobe's prompts.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
-* **Cells:** the task's headline metric in the chosen mode, with coverage `scored/total` beside every score
-  (failures are counted, never silently dropped). The *Provenance* tab (or a click on a cell) shows where every
-  number comes from.
+* **Cells:** the task's headline metric in the chosen mode, with its 95% confidence interval (column `… 95% CI`:
+  a percentile bootstrap over the items, 1,000 seeded resamples, computed when the result was scored; `n/a` when
+  the result has none, e.g. a mode with no headline number or a result stored before intervals) and coverage
+  `scored/total` beside every score (failures are counted, never silently dropped). The *Provenance* tab (or a
+  click on a cell) shows where every number comes from.
+* **Breakdowns:** the *Breakdowns* tab shows, for one task, mode and grouping (discipline, question type, team
+  size, ...), every row's score per group with its interval and coverage; a group a row has no items in is left
+  empty, never 0.
+* **Reference baselines:** every tab lists non-LLM reference baselines (random, majority, similarity rankers,
+  mean predictors ...; `sciprobe baselines`) as rows of Type *reference baseline*, after the models. They are
+  scored by sciprobe on the tab's own data, never ranked and owned by nobody; the model-name prefix
+  `reference-baseline/` is reserved for them. A mode a baseline cannot be scored in on the data is `n/a`, never 0.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
   else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
   full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
@@ -151,6 +164,20 @@ class LeaderboardService:
         from sciprobe.leaderboard.pins import data_pin
 
         self.pins = {b: data_pin(b, dict(settings.data)) for b in self.benchmarks}
+        self.baseline_notes: dict[str, list[str]] = {}
+
+    def ensure_baselines(self) -> None:
+        """Compute and store the reference baselines missing on each benchmark's data
+        (:mod:`~sciprobe.leaderboard.baseline_runs`); what could not be computed becomes a note on its tab."""
+        from sciprobe.leaderboard.baseline_runs import ensure_baselines
+
+        self.baseline_notes = ensure_baselines(self.store, self.pins)
+
+    def baselines_note(self, key: str) -> str:
+        """The tab's line about its reference rows (``overview``: all benchmarks)."""
+        if key == "overview":
+            return tables.baselines_note(self.results())
+        return tables.baselines_note(self.results(), key, self.baseline_notes.get(key, []))
 
     def demo_notice(self) -> str:
         """What every tab of a demo Space says ('' when every benchmark is scored against pinned data)."""
@@ -259,9 +286,10 @@ class LeaderboardService:
             report = result.scores.get(mode, {})
             value, cov = report.get(result.headline), report.get("coverage", {})
             shown = f"{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
+            ci = headline_interval(report, result.headline)
             message = (f"**Scored:** {display_text(request.model_name)} on `{request.task}`: {result.headline} "
-                       f"{shown} ({mode}, the ranked mode), coverage {cov.get('n_scored')}/{cov.get('n_items')} — "
-                       f"request `{request.request_id[:8]}` FINISHED.")
+                       f"{shown}, 95% CI {ci} ({mode}, the ranked mode), coverage "
+                       f"{cov.get('n_scored')}/{cov.get('n_items')} — request `{request.request_id[:8]}` FINISHED.")
         elif request.status == "FAILED":
             message = f"**Scoring failed:** {display_text(request.error or 'unknown error', 300)}"
         else:
@@ -294,9 +322,11 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
     import gradio as gr
 
     from sciprobe.benchmarks import get_benchmark
+    from sciprobe.leaderboard.breakdown_tab import build_breakdown_tab
 
     settings = settings or Settings.from_env()
     service = LeaderboardService(store or open_store(), settings, benchmarks or loadable_benchmarks())
+    service.ensure_baselines()  # every tab has its reference rows, computed on the tab's own data
     tab_keys = ["overview", *service.benchmarks]
 
     notice = service.demo_notice()
@@ -327,6 +357,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                         gr.Markdown(f"**{bench.title} v{bench.version}** — {display_text(bench.description, 800)} "
                                     f"{service.data_note(key)}", elem_classes=["sp-note"], elem_id=f"about-{key}")
                     gr.Markdown(tables.ranking_note(columns), elem_classes=["sp-note"], elem_id=f"ranking-{key}")
+                    gr.Markdown(service.baselines_note(key), elem_classes=["sp-note"], elem_id=f"baselines-{key}")
                     with gr.Row():
                         mode = gr.Dropdown(tables.mode_choices(columns), value=tables.DEFAULT_MODE, label="Mode",
                                            scale=1, min_width=140)
@@ -365,11 +396,14 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                         row_id = frame.iloc[row_index][tables.ROW_COLUMN]
                         header = str(frame.columns[col_index])
                         task = next((c.ref for c in service.all_columns
-                                     if header in (c.score_header(True), c.score_header(False), c.coverage_header())
+                                     if header in (c.score_header(True), c.score_header(False), c.coverage_header(),
+                                                   c.coverage_header(True), c.ci_header(True), c.ci_header(False))
                                      and (_key == "overview" or c.ref.startswith(_key + ":"))), None)
                         return service.provenance(row_id, task), gr.update(open=True)
 
                     table.select(on_select, inputs=table, outputs=[selected, acc], api_name=f"select_{key}")
+
+            breakdown = build_breakdown_tab(gr, service, demo_banner)
 
             with gr.Tab("Provenance", id="tab-provenance"):
                 demo_banner("provenance")
@@ -467,7 +501,8 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 demo_banner("about")
                 gr.Markdown(ABOUT)
 
-        def refresh_all(selected_panel: str | None = None):
+        def refresh_all(selected_panel: str | None = None, task: str | None = None, mode: str | None = None,
+                        by: str | None = None):
             service.reload()
             fams = tables.families_of(service.results())
             out: list[Any] = [service.table(key) for key in tab_keys]
@@ -475,6 +510,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
             for key, _, _, _ in plots:
                 out += [tables.cutoff_plot(service.results(), service.columns[key]),
                         tables.task_bars(service.results(), service.columns[key])]
+            out += breakdown.refresh(task, mode, by)
             out += [gr.update(choices=service.row_choices()), service.queue_frame()]
             # keep the chosen panel result if it still exists, else show the first: a dropdown with choices but
             # no value would leave the start-up plot ("no panel yet") on screen
@@ -487,10 +523,12 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
         refresh_outputs = [tables_out[k] for k in tab_keys] + family_boxes
         for _, scatter, bars, _ in plots:
             refresh_outputs += [scatter, bars]
-        refresh_outputs += [row_box, queue_table, panel_box, agreement_fig, agreement_df]
-        refresh_button.click(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="refresh")
-        submit_event.then(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="refresh_after_submit")
-        demo.load(refresh_all, inputs=panel_box, outputs=refresh_outputs, api_name="load")
+        refresh_outputs += [breakdown.note, breakdown.table, row_box, queue_table, panel_box, agreement_fig,
+                            agreement_df]
+        refresh_inputs = [panel_box, breakdown.task, breakdown.mode, breakdown.breakdown]
+        refresh_button.click(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="refresh")
+        submit_event.then(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="refresh_after_submit")
+        demo.load(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="load")
 
         for key, scatter, bars, mode in plots:
             def replot(mode_value, _key=key):

@@ -31,6 +31,16 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
 
 
+#: gradio's overlay on a component whose event is still running ("processing | 2.1s")
+BUSY_SCRIPT = "() => !document.body.innerText.includes('processing |')"
+
+
+def wait_idle(page: Any, timeout_ms: int = 120_000) -> None:
+    """Wait until no event of the page is running (the page-load refresh included): no "processing" overlay left.
+    A loaded machine can take a while to finish the first refresh; acting on the page before it may be lost."""
+    page.wait_for_function(BUSY_SCRIPT, timeout=timeout_ms)
+
+
 def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 3, timeout_ms: int = 20_000) -> None:
     """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until it shows. Retried: a
     file set before the component has finished hydrating is ignored by the front end."""
@@ -38,7 +48,7 @@ def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 3, timeo
 
     path = Path(path)
     for attempt in range(attempts):
-        page.locator(f"{elem} input[type=file]").set_input_files(str(path))
+        page.locator(f"{elem} input[type=file]").set_input_files(str(path), timeout=3 * timeout_ms)
         try:
             page.locator(elem).get_by_text(path.name).first.wait_for(timeout=timeout_ms)
             return

@@ -26,8 +26,10 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
     parser.add_argument("--import", dest="imports", action="append", metavar="DIR",
                         help="import sciprobe results files found below DIR (or the results file DIR) first "
-                             "(default: results/demo, what `sciprobe demo` writes, when it exists); a file that "
-                             "cannot be imported is a one-line warning")
+                             "(default: results/demo, what `sciprobe demo` writes, when it exists); files of "
+                             "`sciprobe baselines` become reference rows; a file that cannot be imported is a "
+                             "one-line warning. Each tab's reference baselines are computed on its data at start "
+                             "when the store lacks them")
     parser.add_argument("--worker", action="store_true", help="process PENDING requests instead of serving the UI")
     parser.add_argument("--once", action="store_true", help="with --worker: one pass over the queue, then exit")
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --worker: seconds between polls")

@@ -1,9 +1,11 @@
-"""Import results files written by ``sciprobe evaluate`` / ``sciprobe demo`` into a leaderboard store, so a
-local leaderboard shows your own runs next to submissions. Scores are taken as computed by sciprobe on this
-machine (the Space never accepts scores from submitters; this path is for the local store only) — but a file is
-outside input all the same: it is checked before anything is stored. A file that is not a sciprobe results file
-is refused with one line; a task whose numbers cannot come from its metric (out of the range declared in
-:mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with one line and the rest imports.
+"""Import results files written by ``sciprobe evaluate`` / ``sciprobe demo`` / ``sciprobe baselines`` into a
+leaderboard store, so a local leaderboard shows your own runs next to submissions (a reference baseline's file
+becomes a reference result, owned by nobody: :mod:`~sciprobe.leaderboard.reference`). Scores are taken as computed
+by sciprobe on this machine (the Space never accepts scores from submitters; this path is for the local store and
+the Space's own baselines) — but a file is outside input all the same: it is checked before anything is stored.
+A file that is not a sciprobe results file is refused with one line; a task whose numbers cannot come from its
+metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
+one line and the rest imports.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sciprobe.evidence import COMPLETE, result_status
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.queue import knowledge_cutoff
 from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
+from sciprobe.leaderboard.reference import checked_flag
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import sanitize_text
 from sciprobe.numbers import count
@@ -161,6 +164,11 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         raise SciprobeError(f"{path}: {exc}") from None
     block = data["sciprobe"]
     model_id = block["model_id"]
+    try:  # a reference baseline (sciprobe baselines): a reference row, owned by nobody
+        reference = checked_flag(model_id, block.get("reference_baseline"))
+    except SciprobeError as exc:
+        raise SciprobeError(f"{path}: {exc}") from None
+    owner = "" if reference else user
     configs = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
     # I2R writes one entry per mode ("idrbench:i2r|0", "idrbench:i2r:corrected|0"): merge them per task.
     merged: dict[str, dict] = {}
@@ -188,7 +196,7 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         headline = config.get("headline")
         entry["headline"] = entry["headline"] or (headline if isinstance(headline, str) else "")
     request_id = "import-" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    knowledge = knowledge_cutoff(model_id, None)
+    knowledge = knowledge_cutoff(model_id, None) if reference is None else None
     ids = []
     for ref, entry in merged.items():
         from sciprobe.benchmarks import resolve_task
@@ -197,13 +205,14 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         default = entry["default"]
         headline = entry["headline"] or resolve_task(ref)[1].headline
         record = ResultRecord(
-            request_id=request_id, user=user, model_name=model_id, task=ref, benchmark=prov["benchmark"],
+            request_id=request_id, user=owner, model_name=model_id, task=ref, benchmark=prov["benchmark"],
             benchmark_version=prov["benchmark_version"], dataset_fingerprint=prov["dataset_fingerprint"],
             headline=headline, default_mode=default, scores=entry["scores"], provenance=prov,
             cutoff=(prov.get("cutoff") or {}).get("cutoff"), dataset_revision=prov.get("dataset_revision") or None,
-            judge_ids=list(block.get("judge_ids") or []), model_family=_family(model_id),
-            model_cutoff=knowledge.cutoff, model_cutoff_source=knowledge.source,
-            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET)
+            judge_ids=list(block.get("judge_ids") or []), model_family="" if reference else _family(model_id),
+            model_cutoff=knowledge.cutoff if knowledge else None,
+            model_cutoff_source=knowledge.source if knowledge else None,
+            prompt_set=prov.get("prompt_set") or DEFAULT_PROMPT_SET, reference_baseline=reference)
         ids.append(store.add_result(record))
     return ids
 

@@ -160,6 +160,13 @@ class ResultRecord:
     model_cutoff_source: str | None = None   # "registry" | "claim" (None: a record from before sources)
     claimed_cutoff: str | None = None        # what the submitter claimed, kept even when the registry wins
     prompt_set: str = DEFAULT_PROMPT_SET     # the prompts the model got: "sciprobe" or "upstream"
+    # a reference baseline's {"name", "description"} (``sciprobe baselines``): shown as a reference row, never
+    # ranked, owned by nobody (``user`` is ""); None for every model result
+    reference_baseline: dict[str, Any] | None = None
+
+    @property
+    def is_reference(self) -> bool:
+        return bool(self.reference_baseline)
 
     @property
     def row_id(self) -> str:

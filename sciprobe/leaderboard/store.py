@@ -216,7 +216,7 @@ def provenance_view(result: ResultRecord) -> dict:
         "cutoff": result.cutoff, "judge_ids": result.judge_ids, "min_item_date": result.min_item_date,
         "contamination_free": result.contamination_free, "contamination": result.contamination_label,
         "submitted_by": result.user, "request_id": result.request_id, "created_time": result.created_time,
-        "scores": result.scores, "provenance": result.provenance,
+        "scores": result.scores, "provenance": result.provenance, "reference_baseline": result.reference_baseline,
     }
 
 
@@ -251,7 +251,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE INDEX IF NOT EXISTS results_benchmark ON results (benchmark);
 """
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # the claim itself: one UPDATE whose WHERE admits only a free or expired request, so two workers can never both
 # win it, in any number of processes (SQLite serialises writers; BEGIN IMMEDIATE takes the write lock first)
@@ -310,35 +310,52 @@ class SQLiteStore:
         con.execute("COMMIT")
 
     def _migrate(self) -> None:
-        """Version 0 -> 1: lease columns; user and model columns hold identity keys; result ids recomputed
-        (model names by identity, the owner in the row key), keeping the latest result per new id."""
+        """Version 0 -> 1: lease columns; user and model columns hold identity keys. Version 1 -> 2: results of
+        reference baselines (``provenance.reference_baseline``, imported before the leaderboard knew them) become
+        reference results owned by nobody. Then result ids are recomputed for the current row key (model names by
+        identity, the owner in it), keeping the latest result per new id. Confidence intervals and breakdowns need
+        no step: they live in each result's scores, and a result stored without them shows n/a."""
         with self._tx() as con:
-            if con.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version >= SCHEMA_VERSION:
                 return
-            columns = {row[1] for row in con.execute("PRAGMA table_info(requests)")}
-            for name, kind in (("claimed_by", "TEXT"), ("lease_until", "REAL")):
-                if name not in columns:
-                    con.execute(f"ALTER TABLE requests ADD COLUMN {name} {kind}")
-            for request_id, record in con.execute("SELECT request_id, record FROM requests").fetchall():
-                request = SubmissionRequest.from_json(json.loads(record))
-                try:
-                    con.execute("UPDATE requests SET user = ?, model_name = ? WHERE request_id = ?",
-                                (identity_key(request.user), identity_key(request.model_name), request_id))
-                except sqlite3.IntegrityError:  # two requests that differ only by case: keep the old spelling
-                    pass
-            latest: dict[str, tuple[str, ResultRecord]] = {}  # new id -> (old id, result): the latest wins
-            for old_id, record in con.execute("SELECT result_id, record FROM results ORDER BY created_ts, rowid"):
-                result = ResultRecord.from_json(json.loads(record))
-                latest[result.result_id] = (old_id, result)
-            keep = {old_id for old_id, _ in latest.values()}
-            for (old_id,) in con.execute("SELECT result_id FROM results").fetchall():
-                if old_id not in keep:
-                    con.execute("DELETE FROM results WHERE result_id = ?", (old_id,))
-            for new_id, (old_id, result) in latest.items():
-                con.execute("UPDATE results SET result_id = ?, record = ? WHERE result_id = ?",
-                            ("migrating:" + new_id, json.dumps(result.to_json()), old_id))  # no clash midway
-            con.execute("UPDATE results SET result_id = substr(result_id, 11) WHERE result_id LIKE 'migrating:%'")
+            if version < 1:
+                self._migrate_requests(con)
+            self._recompute_results(con, adopt_references=version < 2)
             con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @staticmethod
+    def _migrate_requests(con: sqlite3.Connection) -> None:
+        columns = {row[1] for row in con.execute("PRAGMA table_info(requests)")}
+        for name, kind in (("claimed_by", "TEXT"), ("lease_until", "REAL")):
+            if name not in columns:
+                con.execute(f"ALTER TABLE requests ADD COLUMN {name} {kind}")
+        for request_id, record in con.execute("SELECT request_id, record FROM requests").fetchall():
+            request = SubmissionRequest.from_json(json.loads(record))
+            try:
+                con.execute("UPDATE requests SET user = ?, model_name = ? WHERE request_id = ?",
+                            (identity_key(request.user), identity_key(request.model_name), request_id))
+            except sqlite3.IntegrityError:  # two requests that differ only by case: keep the old spelling
+                pass
+
+    @staticmethod
+    def _recompute_results(con: sqlite3.Connection, *, adopt_references: bool) -> None:
+        latest: dict[str, tuple[str, ResultRecord]] = {}  # new id -> (old id, result): the latest wins
+        for old_id, record in con.execute("SELECT result_id, record FROM results ORDER BY created_ts, rowid"):
+            result = ResultRecord.from_json(json.loads(record))
+            flag = (result.provenance or {}).get("reference_baseline") if isinstance(result.provenance, dict) \
+                else None
+            if adopt_references and isinstance(flag, dict) and not result.reference_baseline:
+                result.reference_baseline, result.user = flag, ""
+            latest[result.result_id] = (old_id, result)
+        keep = {old_id for old_id, _ in latest.values()}
+        for (old_id,) in con.execute("SELECT result_id FROM results").fetchall():
+            if old_id not in keep:
+                con.execute("DELETE FROM results WHERE result_id = ?", (old_id,))
+        for new_id, (old_id, result) in latest.items():
+            con.execute("UPDATE results SET result_id = ?, record = ? WHERE result_id = ?",
+                        ("migrating:" + new_id, json.dumps(result.to_json()), old_id))  # no clash midway
+        con.execute("UPDATE results SET result_id = substr(result_id, 11) WHERE result_id LIKE 'migrating:%'")
 
     def close(self) -> None:
         con = getattr(self._local, "con", None)

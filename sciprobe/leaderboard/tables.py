@@ -5,7 +5,11 @@ set) — results scored on a different dataset revision or benchmark version nev
 column shows the hub revision (or ``files:<checksum>`` for a local dataset folder), ``Prompts`` the prompt set
 (sciprobe's own wording or upstream's templates): the two sets are never ranked together (sciprobe's rows first,
 then the upstream-prompt rows, each ranked on its own). Every table has, per task, the headline metric of the chosen
-mode and its coverage (``scored/total``) next to it; the overview adds a coverage sum. Only complete results are
+mode, its 95% bootstrap interval (``<score column> 95% CI``: ``[low, high]`` or ``n/a``,
+:mod:`~sciprobe.leaderboard.intervals`) and its coverage (``scored/total``) next to it; the overview adds a coverage
+sum. Reference baselines (:mod:`~sciprobe.leaderboard.reference`) are rows of ``Type`` "reference baseline", listed
+after every model row and never ranked with them; the filters (family, contamination-free, search) choose among the
+models and leave the reference rows in place. Only complete results are
 shown (:mod:`sciprobe.evidence`: never a partial or incomplete one). By default (:data:`DEFAULT_MODE`, shown as
 "ranked") each task is ranked by its ``TaskSpec.ranked_mode``: a mode that scores every item, so leaving hard items
 unanswered cannot raise a rank. Every user-supplied string is passed through
@@ -20,7 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sciprobe.leaderboard.intervals import CI_SUFFIX, NA, headline_interval
 from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord, short_fingerprint
+from sciprobe.leaderboard.reference import LABEL as REFERENCE_LABEL
+from sciprobe.leaderboard.reference import display_name
 from sciprobe.leaderboard.validation import display_text
 from sciprobe.numbers import count, finite_number
 
@@ -28,6 +35,9 @@ from sciprobe.numbers import count, finite_number
 DEFAULT_MODE = "default"
 RANKED_LABEL = "ranked"
 ROW_COLUMN = "Row"
+#: "model", or "reference baseline" on a reference baseline's row (never ranked; the Model column says it too)
+TYPE_COLUMN, MODEL_TYPE = "Type", "model"
+NO_OWNER = "—"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
 IDENTITY_COLUMNS = ["Family", "Benchmark", "Version", "Revision", "Dataset", "Cutoff", "Judges", "Prompts",
                     "Knowledge cutoff", "Contamination-free", "Submitter"]
@@ -46,6 +56,10 @@ class TaskColumn:
 
     def score_header(self, overview: bool) -> str:
         return f"{self.ref} {self.headline}" if overview else f"{self.name} {self.headline}"
+
+    def ci_header(self, overview: bool = False) -> str:
+        """The column beside the score with its 95% interval (text; the score column stays a sortable number)."""
+        return f"{self.score_header(overview)} {CI_SUFFIX}"
 
     def coverage_header(self, overview: bool = False) -> str:
         return f"{self.ref} coverage" if overview else f"{self.name} coverage"
@@ -89,6 +103,36 @@ def ranking_note(columns: Sequence[TaskColumn]) -> str:
             "incomplete run); coverage `scored/total` is next to every score.")
 
 
+def baselines_note(results: Iterable[ResultRecord], benchmark: str | None = None,
+                   notes: Sequence[str] = ()) -> str:
+    """What a tab says about its reference rows: which baselines they are, which of their cells are n/a because
+    a mode cannot be scored on this data, and ``notes`` (baselines not computed here, and why)."""
+    from sciprobe.leaderboard.reference import unscored_modes
+
+    shown = [r for r in results if r.is_reference and is_complete(r) and benchmark in (None, r.benchmark)]
+    described: dict[str, str] = {}
+    for result in shown:
+        described.setdefault(str(result.reference_baseline.get("name")),
+                             str(result.reference_baseline.get("description") or ""))
+    if benchmark is None:
+        text = ("**Reference baselines** of every benchmark (non-LLM predictors such as random or majority) are rows "
+                f"of Type *{REFERENCE_LABEL}*, listed after the models and never ranked with them.")
+    elif described:
+        items = "; ".join(f"**{display_text(name, 80)}**: {display_text(desc, 300)}"
+                          for name, desc in described.items())
+        text = (f"**Reference baselines** (rows of Type *{REFERENCE_LABEL}*, after the models, never ranked, owned by "
+                f"nobody): {items}.")
+    else:
+        text = "**Reference baselines:** none on this tab yet."
+    unscored = unscored_modes(shown)
+    if unscored:
+        text += (" n/a (a mode the baseline cannot be scored in on this data, never 0): "
+                 + "; ".join(display_text(line, 200) for line in unscored) + ".")
+    if notes:
+        text += " Notes: " + "; ".join(display_text(note, 300) for note in notes) + "."
+    return text
+
+
 def is_complete(result: ResultRecord) -> bool:
     """Only complete results are shown and ranked (sciprobe.evidence): a stored record that says it is partial or
     incomplete (an older store, a hand-edited repo file) is left out."""
@@ -98,20 +142,31 @@ def is_complete(result: ResultRecord) -> bool:
     return result_status(provenance) == COMPLETE
 
 
-def _cell(result: ResultRecord, mode: str, metric: str, column: TaskColumn | None = None) -> tuple[float | None, str]:
-    """The column's metric (never the result's own headline: one column, one metric) and the coverage."""
+def coverage_text(cov: Any) -> str:
+    """``scored/total`` from a coverage block; ``?`` for a count that is no count."""
+    cov = cov if isinstance(cov, dict) else {}
+    n_scored, n_items = count(cov.get("n_scored")), count(cov.get("n_items"))
+    return f"{'?' if n_scored is None else n_scored}/{'?' if n_items is None else n_items}"
+
+
+def score_value(value: Any) -> float | None:
+    """A stored score as the tables show it (stored numbers came from outside once: never trusted to be sane)."""
+    number = finite_number(value)
+    return None if number is None else round(number, 4)
+
+
+def _cell(result: ResultRecord, mode: str, metric: str,
+          column: TaskColumn | None = None) -> tuple[float | None, str, str]:
+    """The column's metric (never the result's own headline: one column, one metric), the coverage and the
+    metric's 95% interval (``n/a`` when the result has none for it)."""
     if mode == DEFAULT_MODE:
         chosen = column.mode_for(mode) if column is not None else result.default_mode
     else:
         chosen = mode
     report = result.scores.get(chosen)
-    if report is None:
-        return None, ""
-    value = finite_number(report.get(metric))  # stored numbers came from outside once: never trusted to be sane
-    cov = report.get("coverage") if isinstance(report.get("coverage"), dict) else {}
-    n_scored, n_items = count(cov.get("n_scored")), count(cov.get("n_items"))
-    coverage = f"{'?' if n_scored is None else n_scored}/{'?' if n_items is None else n_items}"
-    return (None if value is None else round(value, 4)), coverage
+    if not isinstance(report, dict):
+        return None, "", NA
+    return score_value(report.get(metric)), coverage_text(report.get("coverage")), headline_interval(report, metric)
 
 
 def _contamination(results: Iterable[ResultRecord]) -> str:
@@ -139,7 +194,8 @@ def row_label(cells: dict[str, ResultRecord]) -> str:
     judges = ",".join(first.judge_ids) or "no judge"
     fingerprint = short_fingerprint(first.dataset_fingerprint)
     prompts = "" if first.prompt_set == DEFAULT_PROMPT_SET else f" · {first.prompt_set} prompts"
-    return (f"{first.model_name} · {first.benchmark} v{first.benchmark_version} · cutoff {first.cutoff or 'none'} · "
+    return (f"{display_name(first)} · {first.benchmark} v{first.benchmark_version} · "
+            f"cutoff {first.cutoff or 'none'} · "
             f"{judges} · data {first.revision}" + ("" if first.revision.endswith(fingerprint) else f" ({fingerprint})")
             + prompts)
 
@@ -153,20 +209,13 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
     refs = {c.ref for c in columns}
     records = []
     for row_id, cells in group_rows(r for r in results if r.task in refs and is_complete(r)).items():
-        first = next(iter(cells.values()))
-        record: dict[str, Any] = {
-            "Model": display_text(first.model_name), "Family": display_text(first.model_family, 40),
-            "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
-            "Judges": display_text(", ".join(first.judge_ids) or "none", 80), "Dataset": short_fingerprint(first.dataset_fingerprint),
-            "Revision": display_text(first.revision, 40), "Prompts": first.prompt_set,
-            "Knowledge cutoff": first.cutoff_label, "Contamination-free": _contamination(cells.values()),
-            "Submitter": display_text(first.user, 40),
-        }
+        record = identity_cells(next(iter(cells.values())), cells.values())
         scored, total = 0, 0
         for column in columns:
             result = cells.get(column.ref)
-            value, coverage = _cell(result, mode, column.headline, column) if result else (None, "")
+            value, coverage, ci = _cell(result, mode, column.headline, column) if result else (None, "", "")
             record[column.score_header(overview)] = value
+            record[column.ci_header(overview)] = ci
             if not column.primary:
                 continue
             record[column.coverage_header(overview)] = coverage
@@ -180,29 +229,63 @@ def leaderboard_frame(results: Sequence[ResultRecord], columns: Sequence[TaskCol
         records.append(record)
     headers = ["Model"]
     for column in columns:
-        headers.append(column.score_header(overview))
+        headers += [column.score_header(overview), column.ci_header(overview)]
         if column.primary:
             headers.append(column.coverage_header(overview))
-    headers += (["Coverage"] if overview else []) + IDENTITY_COLUMNS + [ROW_COLUMN]
+    headers += (["Coverage"] if overview else []) + IDENTITY_COLUMNS + [TYPE_COLUMN, ROW_COLUMN]
     frame = pd.DataFrame(records, columns=headers)
+    models = frame[TYPE_COLUMN] == MODEL_TYPE  # the filters choose models; reference rows always stay
     if families:
-        frame = frame[frame["Family"].isin([display_text(f, 40) for f in families])]
+        frame = frame[~models | frame["Family"].isin([display_text(f, 40) for f in families])]
     if contamination_free_only:
-        frame = frame[frame["Contamination-free"] == "yes"]
+        frame = frame[~models | (frame["Contamination-free"] == "yes")]
     if query and query.strip():
         needle = query.strip().lower()
-        frame = frame[frame["Model"].str.lower().str.contains(needle, regex=False)]
-    score_cols = [c.score_header(overview) for c in columns]
-    if not frame.empty:
-        # rows of the two prompt sets are never ranked together: sciprobe's prompts first, each set by score
-        frame = frame.assign(_prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int))
-        frame = frame.sort_values(["_prompts"] + score_cols[:1] + ["Model"], ascending=[True, False, True],
-                                  na_position="last").drop(columns="_prompts")
+        frame = frame[~models | frame["Model"].str.lower().str.contains(needle, regex=False)]
+    frame = ranked_order(frame, [c.score_header(overview) for c in columns][:1])
     # Drop task columns nobody has scored yet (keep the first), so wide benchmarks stay readable.
     unscored = [c for c in columns[1:] if frame.empty or frame[c.score_header(overview)].isna().all()]
-    drop = [c.score_header(overview) for c in unscored] + [c.coverage_header(overview) for c in unscored if c.primary]
-    frame = frame.drop(columns=drop)
-    return frame.reset_index(drop=True)
+    drop = [c.score_header(overview) for c in unscored] + [c.ci_header(overview) for c in unscored]
+    drop += [c.coverage_header(overview) for c in unscored if c.primary]
+    return frame.drop(columns=drop).reset_index(drop=True)
+
+
+def model_rows(frame: Any) -> Any:
+    """The model rows of a table (every table has the ``Type`` column)."""
+    return frame[frame[TYPE_COLUMN] == MODEL_TYPE]
+
+
+def reference_rows(frame: Any) -> Any:
+    """The reference baseline rows of a table."""
+    return frame[frame[TYPE_COLUMN] != MODEL_TYPE]
+
+
+def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[str, Any]:
+    """The Model and identity columns of one row (a reference row: marked, no owner, no model cutoff)."""
+    reference = first.is_reference
+    return {
+        "Model": display_text(display_name(first)),
+        "Family": NO_OWNER if reference else display_text(first.model_family, 40),
+        "Benchmark": first.benchmark, "Version": first.benchmark_version, "Cutoff": first.cutoff or "none",
+        "Judges": display_text(", ".join(first.judge_ids) or "none", 80),
+        "Dataset": short_fingerprint(first.dataset_fingerprint), "Revision": display_text(first.revision, 40),
+        "Prompts": first.prompt_set, "Knowledge cutoff": NA if reference else first.cutoff_label,
+        "Contamination-free": NA if reference else _contamination(cells),
+        "Submitter": NO_OWNER if reference else display_text(first.user, 40),
+        TYPE_COLUMN: REFERENCE_LABEL if reference else MODEL_TYPE,
+    }
+
+
+def ranked_order(frame: Any, score_cols: Sequence[str]) -> Any:
+    """Models first, by score, each prompt set ranked on its own (sciprobe's prompts first, then upstream's); the
+    reference rows last, never among the models (sorted by score among themselves)."""
+    if frame.empty:
+        return frame
+    frame = frame.assign(_reference=(frame[TYPE_COLUMN] != MODEL_TYPE).astype(int),
+                         _prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int))
+    keys = ["_reference", "_prompts", *score_cols, "Model"]
+    ascending = [True, True, *(False for _ in score_cols), True]
+    return frame.sort_values(keys, ascending=ascending, na_position="last").drop(columns=["_reference", "_prompts"])
 
 
 def families_of(results: Iterable[ResultRecord]) -> list[str]:
@@ -276,14 +359,15 @@ def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], 
 
 def task_bars(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mode: str = DEFAULT_MODE,
               top: int = 8):
-    """Grouped bars: the headline score of each task for the best ``top`` rows."""
+    """Grouped bars: the headline score of each task for the best ``top`` model rows (reference rows are not
+    ranked, so they get no bars)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     import numpy as np
 
-    frame = leaderboard_frame(results, columns, mode=mode)
+    frame = model_rows(leaderboard_frame(results, columns, mode=mode))
     fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
     score_cols = [c for c in (col.score_header(False) for col in columns) if c in frame.columns]
     score_cols = [c for c in score_cols if not frame[c].isna().all()] if not frame.empty else []

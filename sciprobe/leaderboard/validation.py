@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
+from sciprobe.leaderboard.reference import PREFIX as REFERENCE_PREFIX
+from sciprobe.leaderboard.reference import reserved_model_name
 from sciprobe.numbers import MAX_ABS_NUMBER, finite_number
 
 MAX_FILE_BYTES = 20_000_000
@@ -107,6 +109,9 @@ def validate_model_info(model_name: Any, model_family: Any = "", model_revision:
     if not _MODEL_NAME_RE.fullmatch(name) or ".." in name or "//" in name:
         raise SubmissionError(f"model name {_short(name)} may only use letters, digits and . _ + - / : @ "
                               "(at most 120 characters)")
+    if reserved_model_name(name):
+        raise SubmissionError(f"model name {_short(name)}: the prefix {REFERENCE_PREFIX} is reserved for the "
+                              "leaderboard's reference baselines")
     family = sanitize_text(model_family, 40)
     if family and not _FAMILY_RE.fullmatch(family):
         raise SubmissionError(f"model family {_short(family)} may only use letters, digits, spaces and . _ -")

@@ -91,18 +91,30 @@ def out_of_range(metric: str, mode: str, values: Mapping[str, Any]) -> str | Non
     """The first problem with a report's top-level numbers, as one line, or None.
 
     Declared keys must be null/NaN (no value) or a finite number in range (a string, a bool or an int too large
-    for a float is a problem); any other number must be finite."""
+    for a float is a problem), or a mapping of such numbers (one per dimension: SciTaste ``dim_spearman``); any other
+    number must be finite."""
     for key, value in values.items():
         declared = score_range(metric, str(key), mode)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            continue  # no value (an undefined correlation, no item scored): shown as n/a
-        if declared is None and (isinstance(value, (str, list, dict)) or isinstance(value, bool)):
+        if declared is not None and isinstance(value, Mapping):
+            problem = next((p for p in (_problem(f"{key}.{k}", mode, v, metric, declared) for k, v in value.items())
+                            if p), None)
+        elif declared is None and (isinstance(value, (str, list, dict)) or isinstance(value, bool)):
             continue  # labels, per-item lists, breakdowns, flags
-        number = finite_number(value)
-        if number is None:
-            return f"{key} ({mode}) is not a finite number"
-        if declared is not None and not declared.contains(number):
-            return f"{key} ({mode}) = {number:g} is outside {metric}'s range {declared.describe()}"
+        else:
+            problem = _problem(str(key), mode, value, metric, declared)
+        if problem:
+            return problem
+    return None
+
+
+def _problem(key: str, mode: str, value: Any, metric: str, declared: ScoreRange | None) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None  # no value (an undefined correlation, no item scored): shown as n/a
+    number = finite_number(value)
+    if number is None:
+        return f"{key} ({mode}) is not a finite number"
+    if declared is not None and not declared.contains(number):
+        return f"{key} ({mode}) = {number:g} is outside {metric}'s range {declared.describe()}"
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -68,6 +69,11 @@ def table(result) -> list[dict]:
     return [dict(zip(result["headers"], row)) for row in result["data"]]
 
 
+def models(rows: list[dict]) -> list[dict]:
+    """The model rows of a table (reference baselines are rows of Type "reference baseline")."""
+    return [r for r in rows if r["Type"] == "model"]
+
+
 def test_every_handler_has_an_api_name(app):
     _, client = app
     names = set(client.view_api(return_format="dict", print_info=False)["named_endpoints"])
@@ -89,6 +95,7 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     status, request = client.predict("alice", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "a.jsonl"))),
                                      "openai/gpt-4o-mini", "", "", "", "first run", api_name="/submit")
     assert status.startswith("**Scored:**") and "macro_f1" in status and "16/16" in status, status
+    assert re.search(r"macro_f1 \d\.\d{3}, 95% CI \[\d\.\d{3}, \d\.\d{3}\] \(strict", status), status
     assert request["status"] == "FINISHED" and request["predictions_file"] == "a.jsonl"
 
     status2, request2 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1))),
@@ -101,11 +108,18 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     assert request3["status"] == "FINISHED", status3
 
     outputs = client.predict(api_name="/refresh")
-    overview = table(outputs[0])
+    everything = table(outputs[0])
+    overview = models(everything)
     assert {r["Model"] for r in overview} == {"openai/gpt-4o-mini", "meta-llama/Llama-3.3-70B-Instruct",
                                               "bob/unlisted-7b"}
+    # the reference baselines computed at start are there too: after every model, owned by nobody
+    references = everything[len(overview):]
+    assert {"random (reference baseline)", "majority (reference baseline)"} <= {r["Model"] for r in references}
+    assert all(r["Type"] == "reference baseline" and r["Submitter"] == "—" for r in references)
     gpt = next(r for r in overview if r["Model"] == "openai/gpt-4o-mini")
     assert isinstance(gpt["idrbench:ipi macro_f1"], float) and gpt["Coverage"] == "16/16"
+    interval = re.fullmatch(r"\[([01]\.\d{3}), ([01]\.\d{3})\]", gpt["idrbench:ipi macro_f1 95% CI"])  # beside it
+    assert interval and float(interval[1]) <= round(gpt["idrbench:ipi macro_f1"], 3) <= float(interval[2])
     assert gpt["Benchmark"] == "idrbench" and gpt["Version"] == "1.0.0" and gpt["Contamination-free"] == "yes"
     assert gpt["Knowledge cutoff"] == "2023-10-31" and gpt["Submitter"] == "alice"
     # llama claims 2025-06, the registry says 2024-06: the registry wins, the conflicting claim is shown beside it
@@ -114,15 +128,16 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     assert llama["Contamination-free"] == "yes"
     unlisted = next(r for r in overview if r["Model"] == "bob/unlisted-7b")
     assert unlisted["Knowledge cutoff"] == "1900-01-31 (claimed)" and unlisted["Contamination-free"] == "unverified"
-    idr = table(outputs[1])
+    idr = models(table(outputs[1]))
     assert {r["ipi coverage"] for r in idr} == {"16/16"}
 
     # filters: family, contamination-free only (the claim-only row is left out), search
     only_gpt = table(client.predict("default", ["gpt"], False, "", api_name="/filter_idrbench"))
-    assert [r["Model"] for r in only_gpt] == ["openai/gpt-4o-mini"]
-    clean = table(client.predict("default", [], True, "", api_name="/filter_overview"))
+    assert [r["Model"] for r in models(only_gpt)] == ["openai/gpt-4o-mini"]
+    assert len(only_gpt) > 1  # the filters choose models: the reference rows stay
+    clean = models(table(client.predict("default", [], True, "", api_name="/filter_overview")))
     assert sorted(r["Model"] for r in clean) == ["meta-llama/Llama-3.3-70B-Instruct", "openai/gpt-4o-mini"]
-    searched = table(client.predict("default", [], False, "llama", api_name="/filter_idrbench"))
+    searched = models(table(client.predict("default", [], False, "llama", api_name="/filter_idrbench")))
     assert [r["Model"] for r in searched] == ["meta-llama/Llama-3.3-70B-Instruct"]
     strict = table(client.predict("strict", ["gpt"], False, "", api_name="/filter_idrbench"))
     assert strict[0]["ipi coverage"] == "16/16"

@@ -19,7 +19,7 @@ from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.hub_api import LocalFolderApi, check_repo_path
 from sciprobe.leaderboard.hub_store import HubStore
 from sciprobe.leaderboard.records import FAILED, FINISHED, PENDING, RUNNING, ResultRecord, SubmissionRequest
-from sciprobe.leaderboard.store import DuplicateSubmission, LeaderboardStore, RateLimited, SQLiteStore
+from sciprobe.leaderboard.store import SCHEMA_VERSION, DuplicateSubmission, LeaderboardStore, RateLimited, SQLiteStore
 from sciprobe.leaderboard.store_factory import open_store
 
 REQUESTS, RESULTS = "sciprobe/requests", "sciprobe/results"
@@ -382,7 +382,7 @@ def test_sqlite_store_of_schema_v0_is_migrated(tmp_path):
     con.close()
 
     store = SQLiteStore(folder)
-    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == 1
+    assert store._connection().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.find_duplicate("alice", "org/model-a", old.task, old.predictions_sha256).request_id == old.request_id
     (kept,) = store.list_results()
     assert kept.scores["official"]["macro_f1"] == 0.2 and store.get_result(kept.result_id).result_id == kept.result_id
