@@ -282,8 +282,10 @@ def test_baselines_are_computed_once_per_data_and_again_when_the_pinned_data_cha
     pins = {"idrbench": data_pin("idrbench", {}), "sgibench": data_pin("sgibench", {})}
     notes = ensure_baselines(store, pins, log=lines.append)
     computed = [line for line in lines if line.startswith("computing reference baseline")]
-    assert len(computed) == 3 and notes["idrbench"] == []  # random, majority, title-similarity
-    assert "no bundled sample" in notes["sgibench"][0]  # no data to compute on: a note, not a row
+    # IDRBench: random, majority, title-similarity; SGI-Bench (its bundled sample): majority-option, empty-answer
+    assert len(computed) == 5 and notes["idrbench"] == []
+    assert {r.model_name for r in store.list_results() if r.task.startswith("sgibench:")} == {
+        "reference-baseline/majority-option", "reference-baseline/empty-answer"}
     first = {(r.model_name, r.task) for r in store.list_results()}
     assert ("reference-baseline/majority", IPI) in first and all(r.is_reference for r in store.list_results())
 
@@ -305,11 +307,11 @@ def test_baselines_are_computed_once_per_data_and_again_when_the_pinned_data_cha
     assert store.list_requests() == []
 
 
-def test_service_notes_and_sgi_tab_without_data(tmp_path):
+def test_service_notes_name_the_reference_rows_of_each_tab(tmp_path):
     service = LeaderboardService(SQLiteStore(tmp_path / "s"), Settings(auth="local"), ["sgibench"])
     service.ensure_baselines()
-    note = service.baselines_note("sgibench")
-    assert "none on this tab yet" in note and "reference baselines not computed" in note
+    note = service.baselines_note("sgibench")  # computed on SGI-Bench's bundled sample
+    assert "none on this tab yet" not in note and "empty-answer" in note and "never ranked" in note
     assert "never ranked" in service.baselines_note("overview")
 
 
