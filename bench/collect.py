@@ -22,22 +22,33 @@ Regenerate this file with `.venv/bin/python bench/collect.py` after running a be
 each claim twice in one invocation: *quiet* (no extra load; the machine may still be shared, the load average
 is reported) and *busy* (one CPU-burner process per core for the whole measurement: `bench/load.py`), repeat
 it at least 3 times and report the median with min-max.
-
-| bench | command | target |
-|---|---|---|
-| Start-up of `sciprobe --help`, `tasks`, `cutoffs`, `cutoffs --help` vs `python -c pass` | `.venv/bin/python bench/cli_startup.py` | <= 2x `python -c pass`, quiet and busy |
-| CPU per single-call item end to end, default client path vs litellm | `.venv/bin/python bench/item_cpu.py` | <= 1 ms per item, quiet and busy |
-| LLM client throughput vs concurrency bound (default path, litellm, bare aiohttp) | `.venv/bin/python bench/judge_throughput.py` | >= 0.9 of the bound at concurrency 32 and 128, quiet and busy |
-| Throughput under a provider RPM limit, paced vs unpaced | `.venv/bin/python bench/rpm_pacing.py` | >= 0.99 of the limit, no 429, quiet and busy |
-| Two model servers behind one spec vs one (both transports), and one killed mid-run | `.venv/bin/python bench/replicas.py` | >= 1.8x with 2 servers; every item answered with one killed; quiet and busy |
-| I2R tournament, parallel vs one call at a time | `.venv/bin/python bench/i2r_parallel.py` | >= 14x per instance, same call count, quiet and busy |
-| Sandbox overhead per run | `.venv/bin/python bench/sandbox_overhead.py` | < 100 ms beyond the program |
-| SGI-Bench deterministic metrics, 100,000 items | `.venv/bin/python bench/sgi_metrics.py` | throughput vs a naive loop |
-| SciTaste WAPE + composite, 1,000,000 pairs | `.venv/bin/python bench/scitaste_metrics.py` | < 1 s each (median of 5) |
-| PreScience 500,000-paper corpus build + date query | `.venv/bin/python bench/prescience_corpus.py` | build <= 3x the data-movement floor, same bytes, < 2 GB peak; query < 0.5 s |
-| ROUGE-L on 10,000 pairs vs rouge-score | `.venv/bin/python bench/prescience_rouge.py` | >= 10x, identical numbers |
-| SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1 | `.venv/bin/python bench/ray_dry_experiment.py` | >= 1.7x, identical scores |
 """
+
+# (claim, script under bench/, target): one row of the bench table in BENCHMARKS.md each
+BENCHES = [
+    ("Start-up of `sciprobe --help`, `tasks`, `cutoffs`, `cutoffs --help` vs `python -c pass`", "cli_startup.py",
+     "<= 2x `python -c pass`, quiet and busy"),
+    ("CPU per single-call item end to end, default client path vs litellm", "item_cpu.py",
+     "<= 1 ms per item, quiet and busy"),
+    ("LLM client throughput vs concurrency bound (default path, litellm, bare aiohttp)", "judge_throughput.py",
+     ">= 0.9 of the bound at concurrency 32 and 128, quiet and busy"),
+    ("Throughput under a provider RPM limit, paced vs unpaced", "rpm_pacing.py",
+     ">= 0.99 of the limit, no 429, quiet and busy"),
+    ("Two model servers behind one spec vs one (both transports), and one killed mid-run", "replicas.py",
+     ">= 1.8x with 2 servers; every item answered with one killed; quiet and busy"),
+    ("I2R tournament, parallel vs one call at a time", "i2r_parallel.py",
+     ">= 14x per instance, same call count, quiet and busy"),
+    ("Sandbox overhead per run", "sandbox_overhead.py", "< 100 ms beyond the program"),
+    ("SGI-Bench deterministic metrics, 100,000 items", "sgi_metrics.py", "throughput vs a naive loop"),
+    ("SciTaste WAPE + composite, 1,000,000 pairs", "scitaste_metrics.py", "< 1 s each (median of 5)"),
+    ("PreScience 500,000-paper corpus build + date query", "prescience_corpus.py",
+     "build <= 3x the data-movement floor, same bytes, < 2 GB peak; query < 0.5 s"),
+    ("ROUGE-L on 10,000 pairs vs rouge-score", "prescience_rouge.py", ">= 10x, identical numbers"),
+    ("SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1", "ray_dry_experiment.py",
+     ">= 1.7x, identical scores"),
+]
+INTRO += "\n| bench | command | target |\n|---|---|---|\n" + "".join(
+    f"| {claim} | `.venv/bin/python bench/{script}` | {target} |\n" for claim, script, target in BENCHES)
 
 
 def _below_target(line: str) -> bool:

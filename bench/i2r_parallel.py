@@ -91,12 +91,13 @@ def main() -> None:
                 for _ in range(args.repeats):
                     for config, (concurrency, lockstep, suffix) in CONFIGS.items():
                         runs[config].append(timed(rows, stub.url, concurrency, lockstep, suffix))
-            results += [(condition.describe(), config, [s for s, _ in r], {c for _, c in r}) for config, r in runs.items()]
+            results += [(condition.describe(), config, [s for s, _ in r], {c for _, c in r})
+                        for config, r in runs.items()]
 
     command = (f"`.venv/bin/python bench/i2r_parallel.py --instances {args.instances} --latency {args.latency} "
                f"--repeats {args.repeats} --conditions {' '.join(args.conditions)}`")
-    lines = [f"I2R, {args.instances} instances x 30 players, stub latency {args.latency * 1000:.0f} ms, 10 Swiss rounds, "
-             f"median of {args.repeats} (min-max); {command}", "",
+    lines = [f"I2R, {args.instances} instances x 30 players, stub latency {args.latency * 1000:.0f} ms, "
+             f"10 Swiss rounds, median of {args.repeats} (min-max); {command}", "",
              f"Machine: {load_note()} at the end; {stub.note()} (bench/stub_process.py). busy = one CPU-burner "
              "process per core (bench/load.py).", "",
              "| condition (load at start -> end) | configuration | calls | wall s / instance | speed-up vs baseline |",

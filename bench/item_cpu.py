@@ -114,7 +114,8 @@ def main() -> None:
              f"Machine: {load_note()} at the end; {stub.note()} (bench/stub_process.py). busy = one CPU-burner "
              "process per core during the measurement (bench/load.py). CPU is this process's only (all its threads).",
              "",
-             "| condition (load at start -> end) | client path | CPU ms per item | litellm / this |", "|---|---|---|---|"]
+             "| condition (load at start -> end) | client path | CPU ms per item | litellm / this |",
+             "|---|---|---|---|"]
     verdicts = []
     for condition, path, values in rows:
         litellm = statistics.median(next(v for c, p, v in rows if c == condition and p == "litellm (old default)"))

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus
+from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus  # noqa: E402
 
 MEMORY_TARGET_MB = 2048
 QUERY_TARGET_S = 0.5

@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import pyarrow.parquet as pq
+import pyarrow.parquet as pq  # noqa: E402
 
-from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus
-from sciprobe.scoring import text_similarity as ts
+from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus  # noqa: E402
+from sciprobe.scoring import text_similarity as ts  # noqa: E402
 
 TARGET = 10.0
 

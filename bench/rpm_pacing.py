@@ -107,14 +107,16 @@ def main() -> None:
     for condition, label, results in rows:
         fractions = [r["fraction"] for r in results]
         lines.append(f"| {condition} | {label} | {min(r['ok'] for r in results)}/{n} | "
-                     f"{median_range([r['elapsed'] for r in results], '{:.1f}')} | {median_range(fractions, '{:.3f}')} | "
+                     f"{median_range([r['elapsed'] for r in results], '{:.1f}')} | "
+                     f"{median_range(fractions, '{:.3f}')} | "
                      f"{max(r['status_429'] for r in results)} | {max(r['retries'] for r in results)} |")
         if label == TARGET_ROW:
             fraction = statistics.median(fractions)
             no_429 = all(r["status_429"] == 0 for r in results)
             passed = TARGET <= fraction <= 1.0 + 1e-9 and no_429 and all(r["ok"] == n for r in results)
             verdicts.append(f"Target: paced default path >= {TARGET} of the limit with no 429, "
-                            f"{condition.split(',')[0]} -> {fraction:.3f}, {max(r['status_429'] for r in results)} x 429 "
+                            f"{condition.split(',')[0]} -> {fraction:.3f}, "
+                            f"{max(r['status_429'] for r in results)} x 429 "
                             f"-> {'PASS' if passed else 'FAIL (below target)'}  ")
     text = "\n".join(lines + [""] + verdicts) + "\n"
     print(text)

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sciprobe.runners.sandbox import run_python, sandbox_available
+from sciprobe.runners.sandbox import run_python, sandbox_available  # noqa: E402
 
 PROGRAMS = {
     "print": "print('[Final Output]')\nprint(42)\n",

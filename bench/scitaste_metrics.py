@@ -212,7 +212,8 @@ def main() -> None:
         f"{ours_c.values['final']:.2f} ({ours_c.values['class']}), continuous-float variant "
         f"{ours_cf.values['final']:.2f}; n_failed {ours_g.coverage.n_failed:,}.",
         "",
-        "Notes: `wape_grade` is one vectorised pass (+ `pandas.factorize`/`bincount` for groups; turning a numpy string array into Python objects for the factorisation is most of the grouped time). The composite ranks 16 "
+        "Notes: `wape_grade` is one vectorised pass (+ `pandas.factorize`/`bincount` for groups; turning a numpy "
+        "string array into Python objects for the factorisation is most of the grouped time). The composite ranks 16 "
         "columns; values on a 0.01 grid in [0, 100] (two-decimal gold, whole-number answers) are ranked by counting "
         "in O(n), other values by `argsort`. Python lists of 8-value rows are converted in one `np.fromiter` pass "
         "over the chained rows (`np.asarray` first walks every row to find the shape: twice the time); that "

@@ -235,8 +235,8 @@ def write_markdown(rows: list[dict[str, Any]], out: Path, repeat: int) -> None:
     for r in rows:
         naive = r.get("naive_s")
         lines.append(f"| {r['metric']} | {r['n']:,} | {r['ours_s']:.3f} | {r['n'] / r['ours_s']:,.0f} | "
-                     + (f"{naive:.3f} | {r['n'] / naive:,.0f} | {r['ours_s'] / naive:.2f}x | {'yes' if r['agree'] else 'NO'} |"
-                        if naive else "– | – | – | – |"))
+                     + (f"{naive:.3f} | {r['n'] / naive:,.0f} | {r['ours_s'] / naive:.2f}x | "
+                        f"{'yes' if r['agree'] else 'NO'} |" if naive else "– | – | – | – |"))
     lines += ["", "What each naive baseline computes (same official rule, no per-item details or coverage):",
               "- DR: last `<answer>` block + string equality; ER: first-box regex + letter comparison;",
               "- wet: upstream-style regex parse, lexicographic SS and value-blind PA in one loop;",

@@ -146,7 +146,8 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
     economics.add_argument("--dry-run", action="store_true",
-                           help="print the calls, tokens and cost the run would make (cached calls free), call nothing")
+                           help="print the calls, tokens and cost the run would make (cached calls free), "
+                                "call nothing")
     economics.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON")
     economics.add_argument("--max-calls", type=int, metavar="N",
                            help="stop after N requests (retries included, model and judges together); the tasks "
@@ -458,7 +459,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     request = EvaluationRequest(tasks=tasks, model=args.model, output_dir=Path(args.output_dir),
                                 generation={"max_tokens": args.max_tokens, "temperature": 0.0},
                                 limit=args.limit, per_task={ref: dict(o) for ref, o in per_task.items() if o},
-                                meter=sys.stderr.isatty(), executor=args.executor)  # progress and ETA on a terminal; CI logs stay quiet
+                                # progress and ETA on a terminal; CI logs stay quiet
+                                meter=sys.stderr.isatty(), executor=args.executor)
     path, results = evaluate(request)
     print(benchmark_tables(results))
     print(f"results: {path}")

@@ -146,7 +146,8 @@ class CutoffReport:
                 "n_items_after": self.n_after}
 
 
-def resolve_cutoff(cutoff: str | None, model_cutoff: str | None, model: str | None = None) -> tuple[dt.date | None, str]:
+def resolve_cutoff(cutoff: str | None, model_cutoff: str | None,
+                   model: str | None = None) -> tuple[dt.date | None, str]:
     """Turn the CLI's ``--cutoff`` / ``--model-cutoff NAME|auto`` into a date and a provenance string."""
     if cutoff and model_cutoff:
         raise SciprobeError("give either --cutoff or --model-cutoff, not both")

@@ -7,8 +7,8 @@ leaderboard all derive from this object; nothing about a benchmark is written tw
 (shared/spec/architecture.md)
 
 ``sciprobe --help`` and ``sciprobe tasks`` import every declaration, so a declaration names the functions its tasks
-call in other modules with :func:`sciprobe.lazy.lazy` (``"module:function"``, imported on the first call) and its runner objects
-import their machinery when they run (README, "Adding a benchmark").
+call in other modules with :func:`sciprobe.lazy.lazy` (``"module:function"``, imported on the first call) and its
+runner objects import their machinery when they run (README, "Adding a benchmark").
 """
 
 from __future__ import annotations

@@ -198,7 +198,8 @@ def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
         fingerprint = str(task.provenance.get("dataset_fingerprint") or "")
         if fingerprint:
             parts.append(f"data {fingerprint[:16]}")
-    cutoff = (task.provenance.get("cutoff") or {}).get("cutoff") if isinstance(task.provenance.get("cutoff"), dict) else None
+    cutoff_info = task.provenance.get("cutoff")
+    cutoff = cutoff_info.get("cutoff") if isinstance(cutoff_info, dict) else None
     if cutoff:
         parts.append(f"items after {cutoff}")
     if judges:

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 def _check(ref: str) -> tuple[str, str]:
     module, sep, name = ref.partition(":")
-    if not (sep and module and name) or not all(part.isidentifier() for part in (*module.split("."), *name.split("."))):
+    parts = (*module.split("."), *name.split("."))
+    if not (sep and module and name) or not all(part.isidentifier() for part in parts):
         raise ValueError(f"a lazy reference must look like 'package.module:function', got {ref!r}")
     return module, name
 

@@ -3,10 +3,10 @@
 One card module serves every registered benchmark (``task_cards/sciprobe_tasks.py`` calls
 :func:`registry_tasks_table`). A benchmark's declaration may name its own table builder
 (``Benchmark.lighteval_tasks``); otherwise only its single-call tasks become lighteval tasks, and multi-call
-runners (tournaments, agents, sandboxes) run through ``sciprobe evaluate``. The query is the declaration's own prompt: the system message and the user message
-joined by a blank line (lighteval sends one user turn; pass ``system_prompt`` in the model config instead if
-you prefer, and record it). Few-shot examples are the benchmark's fixed ones, read lazily from the
-dataset's ``fewshot`` split, never sampled by lighteval.
+runners (tournaments, agents, sandboxes) run through ``sciprobe evaluate``. The query is the declaration's own
+prompt: the system message and the user message joined by a blank line (lighteval sends one user turn; pass
+``system_prompt`` in the model config instead if you prefer, and record it). Few-shot examples are the
+benchmark's fixed ones, read lazily from the dataset's ``fewshot`` split, never sampled by lighteval.
 """
 
 from __future__ import annotations
@@ -162,8 +162,8 @@ def tasks_table(benchmark: Benchmark, repo: str) -> list:
         table.append(LightevalTaskConfig(
             name=f"{benchmark.name}:{task.name}", prompt_function=make_prompt_function(task, repo), hf_repo=repo,
             hf_subset=task.config, hf_avail_splits=["test"], evaluation_splits=["test"], few_shots_split=None,
-            generation_size=task.generation.get("max_tokens"), metrics=_metrics(benchmark.name, task), stop_sequence=(),
-            version=0))
+            generation_size=task.generation.get("max_tokens"), metrics=_metrics(benchmark.name, task),
+            stop_sequence=(), version=0))
     return table
 
 

@@ -34,7 +34,8 @@ def read_predictions(path: Path | str, known_ids: Iterable[str]) -> dict[str, di
             try:
                 item = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise SciprobeError(f"{path.name} line {number}: not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+                raise SciprobeError(f"{path.name} line {number}: "
+                                    f"not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
             if not isinstance(item, dict) or "id" not in item:
                 raise SciprobeError(f"{path.name} line {number}: expected an object with an \"id\" field")
             item_id = str(item["id"])

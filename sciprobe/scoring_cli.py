@@ -139,8 +139,8 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
     options = dict((per_task or {}).get(ref) or {})
     specs = list(options.get("judges") or split_specs(judge))
     if not specs:
-        raise JudgeRequired(f"task {ref} is scored by its runner {runner_of(task).name!r} with an LLM judge: pass a judge "
-                            "spec (--judge SPEC, several: 'SPEC1;SPEC2'), or use `sciprobe evaluate`")
+        raise JudgeRequired(f"task {ref} is scored by its runner {runner_of(task).name!r} with an LLM judge: "
+                            "pass a judge spec (--judge SPEC, several: 'SPEC1;SPEC2'), or use `sciprobe evaluate`")
     if ledger is None:
         ledger = RunLedger(Budget(max_calls, max_cost))
         if max_cost is not None:

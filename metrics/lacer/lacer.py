@@ -68,8 +68,9 @@ class Lacer(evaluate.Metric):
             raise ValueError("lacer needs template_path=<LACER judge template file>")
         if judge is None and replies is None:
             raise ValueError("lacer needs a judge callable or stored replies")
-        report = lacer(list(predictions), list(references), judge=judge, template=LacerTemplate.from_path(template_path),
-                       judge_id=judge_id or "", mode=mode, replies=replies)
+        report = lacer(list(predictions), list(references), judge=judge,
+                       template=LacerTemplate.from_path(template_path), judge_id=judge_id or "", mode=mode,
+                       replies=replies)
         values = {k: v for k, v in report.values.items() if k not in ("raw_replies", "judge_errors")}
         return {"mode": report.mode, **values, "judge_id": report.params["judge_id"],
                 "template_sha256": report.params["template_sha256"], **report.coverage.as_dict()}

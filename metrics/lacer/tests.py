@@ -4,7 +4,8 @@
 the judge.
 """
 
-files = {"template_path": "{{reference_title}}\n{{reference_abstract}}\n{{generation_title}}\n{{generation_abstract}}\n"}
+files = {"template_path": "{{reference_title}}\n{{reference_abstract}}\n"
+                          "{{generation_title}}\n{{generation_abstract}}\n"}
 
 test_cases = [
     {"predictions": [{"title": "A", "abstract": "a"}], "references": [{"title": "A", "abstract": "a"}],

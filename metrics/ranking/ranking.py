@@ -32,8 +32,8 @@ hits@k, recall@k and R-precision, plus the per-query reciprocal ranks needed for
 Candidates with equal scores can be ordered three ways (`tie_policy`): "as_given" scores the list order;
 "alphabetical" re-sorts by (score descending, id ascending), the IDRBench I2R ordering rule where ids are paper
 titles (its MRR equals the official one for unique titles; the official nDCG@10 and duplicate titles are handled
-by the I2R task's official mode, not here); "expected_rank" returns the exact expectation of every metric when the order inside each
-group of equal scores is uniformly random.
+by the I2R task's official mode, not here); "expected_rank" returns the exact expectation of every metric when the
+order inside each group of equal scores is uniformly random.
 """
 
 _KWARGS_DESCRIPTION = """

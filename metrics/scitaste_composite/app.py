@@ -12,8 +12,10 @@ import gradio as gr
 from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
 HERE = app_dir(__file__)
-EXAMPLE_PREDICTIONS = "[[65, 75, 55, 45, 35, 25, 15, 95], [45, 25, 35, 65, 55, 45, 85, 15], [85, 95, 75, 55, 65, 75, 45, 85]]"
-EXAMPLE_REFERENCES = "[[60, 70, 50, 40, 30, 20, 10, 90], [40, 20, 30, 60, 50, 40, 80, 10], [80, 90, 70, 50, 60, 70, 40, 80]]"
+EXAMPLE_PREDICTIONS = ("[[65, 75, 55, 45, 35, 25, 15, 95], [45, 25, 35, 65, 55, 45, 85, 15], "
+                       "[85, 95, 75, 55, 65, 75, 45, 85]]")
+EXAMPLE_REFERENCES = ("[[60, 70, 50, 40, 30, 20, 10, 90], [40, 20, 30, 60, 50, 40, 80, 10], "
+                      "[80, 90, 70, 50, 60, 70, 40, 80]]")
 
 
 def _json(text, what):

@@ -242,8 +242,8 @@ class LocalModel:
                 n = len([t for t in ids[:n] if t != self.tokenizer.pad_token_id])
             text = _cut_at_stop(self.tokenizer.decode(ids[:n], skip_special_tokens=True), params.get("stop"))
             completions.append(
-                Completion(text=text, prompt_tokens=token_count(mask.sum()) or 0, completion_tokens=token_count(n) or 0,
-                           cost_usd=0.0)
+                Completion(text=text, prompt_tokens=token_count(mask.sum()) or 0,
+                           completion_tokens=token_count(n) or 0, cost_usd=0.0)
             )
         return completions
 

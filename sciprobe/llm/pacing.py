@@ -1,10 +1,10 @@
 """Request pacing per deployment: requests-per-minute and tokens-per-minute limits, and 429 back-pressure.
 
 A :class:`Pacer` spaces request *starts* evenly (GCRA: a request may start once the theoretical schedule
-of one start per ``60 / rpm`` seconds has reached it, with half an interval of tolerance), so a run at ``rpm=600`` sends one request every 100 ms
-instead of a burst of 600 followed by a minute of 429s. Token pacing does the same with the estimated
-tokens of each request (prompt characters / 4 plus ``max_tokens``), corrected by the usage the provider
-reports.
+of one start per ``60 / rpm`` seconds has reached it, with half an interval of tolerance), so a run at ``rpm=600``
+sends one request every 100 ms instead of a burst of 600 followed by a minute of 429s. Token pacing does the same
+with the estimated tokens of each request (prompt characters / 4 plus ``max_tokens``), corrected by the usage the
+provider reports.
 
 Adaptive part: a 429 pauses every request of the deployment (not only the one that got it) for the
 provider's Retry-After or the backoff delay, and slows the schedule by ``SLOWDOWN``; each later success

@@ -31,7 +31,8 @@ class Request:
     item_id: str | None = None
 
     @staticmethod
-    def of(messages: list[dict[str, str]], params: dict[str, Any] | None = None, item_id: str | None = None) -> "Request":
+    def of(messages: list[dict[str, str]], params: dict[str, Any] | None = None,
+           item_id: str | None = None) -> "Request":
         return Request(tuple(dict(m) for m in messages), dict(params or {}), item_id)
 
 

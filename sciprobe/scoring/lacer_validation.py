@@ -65,7 +65,8 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     return None if tau is None or math.isnan(tau) else float(tau)
 
 
-def _bootstrap_papers(cells: Mapping[str, Mapping[str, float]], n: int, seed: int) -> tuple[float | None, float | None]:
+def _bootstrap_papers(cells: Mapping[str, Mapping[str, float]], n: int,
+                      seed: int) -> tuple[float | None, float | None]:
     """Resample papers with replacement; statistic = mean over annotators of the per-annotator paper mean."""
     papers = sorted(cells)
     if n <= 0 or len(papers) < 2:

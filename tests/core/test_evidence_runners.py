@@ -4,8 +4,6 @@ mode's score and marks the result incomplete. Registry-driven: a new runner is c
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from sciprobe.llm.types import Completion, UsageStats

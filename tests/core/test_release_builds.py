@@ -89,9 +89,9 @@ def test_sgibench_sample_is_the_exact_hub_schema() -> None:
 
     spec_fields = {
         "deep_research": "idx question steps answer discipline direction type",
-        "idea_generation": "idx question related_work challenge limitation motivation task_objective existing_solutions "
-                           "keywords core_idea implementation_steps implementation_order data evaluation_metrics "
-                           "expected_outcome related_work_test discipline direction",
+        "idea_generation": "idx question related_work challenge limitation motivation task_objective "
+                           "existing_solutions keywords core_idea implementation_steps implementation_order data "
+                           "evaluation_metrics expected_outcome related_work_test discipline direction",
         "dry_experiment": "idx question data_code main_code incomplete_main_code incomplete_functions "
                           + " ".join(f"unit_test_{i}_{k}" for i in range(5) for k in ("data", "output"))
                           + " function_type runtime discipline direction",

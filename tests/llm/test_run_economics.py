@@ -290,7 +290,8 @@ def test_dry_run_plans_judge_panels_and_executes_no_model_code(tmp_path):
     build_benchmark(get_benchmark("sgibench"), write_synthetic_source(tmp_path / "src", n=3), built)
     with StubServer() as stub:
         spec = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
-        judges = f"openai/judge-a,base_url={stub.base_url},api_key=sk-test;openai/judge-b,base_url={stub.base_url},api_key=sk-test"
+        judges = (f"openai/judge-a,base_url={stub.base_url},api_key=sk-test;"
+                  f"openai/judge-b,base_url={stub.base_url},api_key=sk-test")
         request = _request(stub, tmp_path, model=spec, tasks=["sgibench:dry_experiment", "sgibench:idea_generation"],
                            judge=judges, limit=2, data=str(built))
         plan = plan_run(request)

@@ -245,7 +245,8 @@ def test_tpm_limit_counts_prompt_and_max_tokens():
 # ---- tool calls and streaming through litellm ------------------------------------------------------------------
 
 TOOLS = [{"type": "function", "function": {"name": "search", "description": "search papers",
-                                            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+                                            "parameters": {"type": "object",
+                                                           "properties": {"q": {"type": "string"}}}}}]
 
 
 def tool_reply(body: dict) -> dict | str:

@@ -40,7 +40,8 @@ def rows(release) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def index(release) -> CorpusIndex:
-    return CorpusIndex.from_parquet(release / "test.parquet", author_publications=release / "author_publications.jsonl")
+    return CorpusIndex.from_parquet(release / "test.parquet",
+                                    author_publications=release / "author_publications.jsonl")
 
 
 @pytest.fixture(scope="module")

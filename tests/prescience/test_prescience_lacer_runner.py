@@ -201,8 +201,8 @@ def interpolation_reply(body: dict, *, sloppy_first: bool = False) -> str:
         return "Here are some ideas: B is like A, I is like J."
     lines = []
     for letter in ll.STEP_LETTERS:
-        lines += [f"**Title {letter}:** Bridge paper {letter}", f"Abstract {letter}: We move one facet, step {letter}.",
-                  "It continues on a second line."]
+        lines += [f"**Title {letter}:** Bridge paper {letter}",
+                  f"Abstract {letter}: We move one facet, step {letter}.", "It continues on a second line."]
     return "\n".join(lines)
 
 
@@ -376,7 +376,8 @@ def test_task_scorer_rescores_stored_replies_of_two_judges() -> None:
     from sciprobe.benchmarks.prescience.contribution import score_records
 
     gold = {"title": "G", "abstract": "g"}
-    replies = [{"a": "Score: 8", "b": "Score: 6"}, {"a": "no score", "b": "Score: 2"}, {"a": "Score: 4", "b": "Score: 4"}]
+    replies = [{"a": "Score: 8", "b": "Score: 6"}, {"a": "no score", "b": "Score: 2"},
+               {"a": "Score: 4", "b": "Score: 4"}]
     records = [{"id": f"i{k}", "gold": gold, "prediction": gold, "lacer_replies": json.dumps(r)}
                for k, r in enumerate(replies)]
     official = score_records(records, "official", bertscore=False)

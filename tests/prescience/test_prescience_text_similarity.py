@@ -13,7 +13,11 @@ from sciprobe.scoring.text_similarity import lcs_length, rouge_l, rouge_l_pair, 
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
 
-WORDS = ["model", "models", "modelling", "generalization", "generalize", "retrieval", "retrieving", "retrieved", "the", "a", "of", "and", "graph", "graphs", "neural", "networks", "network", "learning", "learned", "learns", "transformer", "transformers", "attention", "quantum", "3d", "point-cloud", "état", "naïve", "café", "x", "y", "z", "data-efficient", "fine-tuning", "pre-training", "is", "are", "was", "running", "runs", "ran", "studies", "studying", "studied", "universities", "university", "ponies", "caresses", "agreed"]
+WORDS = ["model", "models", "modelling", "generalization", "generalize", "retrieval", "retrieving", "retrieved",
+         "the", "a", "of", "and", "graph", "graphs", "neural", "networks", "network", "learning", "learned", "learns",
+         "transformer", "transformers", "attention", "quantum", "3d", "point-cloud", "état", "naïve", "café", "x",
+         "y", "z", "data-efficient", "fine-tuning", "pre-training", "is", "are", "was", "running", "runs", "ran",
+         "studies", "studying", "studied", "universities", "university", "ponies", "caresses", "agreed"]
 
 
 def _text(rng: random.Random) -> str:
@@ -59,7 +63,8 @@ def test_bit_parallel_lcs_matches_dynamic_programming():
         table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
         for i in range(1, len(a) + 1):
             for j in range(1, len(b) + 1):
-                table[i][j] = table[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1] else max(table[i - 1][j], table[i][j - 1])
+                table[i][j] = (table[i - 1][j - 1] + 1 if a[i - 1] == b[j - 1]
+                               else max(table[i - 1][j], table[i][j - 1]))
         return table[-1][-1]
 
     for _ in range(300):

@@ -63,8 +63,8 @@ def test_evaluate_contribution_with_upstream_prompts(tmp_path: Path, monkeypatch
                      "--upstream-dir", str(UPSTREAM_DIR)]) == 0
         generation = [r["messages"] for r in stub.requests if r["model"] == "stub"]
     rows = _rows("contribution_generation")[:2]
-    expected = [[{"role": "system", "content": SYSTEM_FILE.read_text()}, {"role": "user", "content": _expected_user(r)}]
-                for r in rows]
+    expected = [[{"role": "system", "content": SYSTEM_FILE.read_text()},
+                 {"role": "user", "content": _expected_user(r)}] for r in rows]
     assert sorted(generation, key=repr) == sorted(expected, key=repr)  # concurrent requests arrive in any order
     prov = _results(tmp_path / "out")["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["provenance"]
     assert prov["prompt_set"] == "upstream" and prov["prompt_version"] == f"upstream:{PRE.upstream.label}"

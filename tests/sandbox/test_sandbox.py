@@ -744,9 +744,12 @@ from sciprobe.runners.sandbox import run_python, sandbox_available, SandboxLimit
 ok, reason = sandbox_available()
 out = {{'ok': ok, 'reason': reason}}
 if ok:
-    r = run_python("import os, socket\\nprint(os.getuid())\\ntry:\\n    socket.create_connection(('127.0.0.1', 22), 1)\\nexcept OSError as e:\\n    print('net', type(e).__name__)\\nprint(sorted(os.listdir('/')))")
+    r = run_python("import os, socket\\nprint(os.getuid())\\ntry:\\n"
+                   "    socket.create_connection(('127.0.0.1', 22), 1)\\nexcept OSError as e:\\n"
+                   "    print('net', type(e).__name__)\\nprint(sorted(os.listdir('/')))")
     out['hello'] = r.to_dict()
-    r = run_python("import os\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        pass", limits=SandboxLimits(wall_s=2, max_procs=16))
+    r = run_python("import os\\nwhile True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        pass",
+                   limits=SandboxLimits(wall_s=2, max_procs=16))
     out['bomb'] = r.to_dict()
     r = run_python("x = 0\\nwhile True:\\n    x += 1", limits=SandboxLimits(cpu_s=1, wall_s=20))
     out['cpu'] = r.to_dict()

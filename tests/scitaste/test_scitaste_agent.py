@@ -344,7 +344,8 @@ def test_agent_two_rounds_with_native_tool_calls(tmp_path: Path) -> None:
         records, phash, n_calls = run_agent(rows, _stub_client(server), {"max_tokens": 300}, backend, AgentConfig())
         bodies = server.requests
     assert n_calls == 6 and len(bodies) == 6 and len(phash) == 64
-    first = [b for b in bodies if b["messages"][-1]["role"] == "user" and "Identifier:" in b["messages"][-1]["content"]]
+    first = [b for b in bodies
+             if b["messages"][-1]["role"] == "user" and "Identifier:" in b["messages"][-1]["content"]]
     assert len(first) == 3
     for body in first:  # tools and tool_choice reached the server through litellm
         assert [t["function"]["name"] for t in body["tools"]] == list(TOOL_NAMES) and body["tool_choice"] == "auto"
@@ -399,7 +400,8 @@ def test_answer_without_tools_and_failures_are_recorded() -> None:
                                         AgentConfig())
     by_id = {r["id"]: r for r in records}
     assert n_calls == 4  # three first rounds, one second round (the third paper; it fails with HTTP 400)
-    assert by_id[direct]["rounds"] == 1 and by_id[direct]["parse_path"] == "strict" and by_id[direct]["n_tool_calls"] == 0
+    assert by_id[direct]["rounds"] == 1 and by_id[direct]["parse_path"] == "strict"
+    assert by_id[direct]["n_tool_calls"] == 0
     assert by_id[broken]["rounds"] == 1 and by_id[broken]["parse_path"] == "failed:no_json"
     third = by_id[SAMPLE[2]["bibcode"]]
     assert third["rounds"] == 2 and third["parse_path"] == "error" and "400" in third["error"]

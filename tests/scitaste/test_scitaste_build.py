@@ -85,7 +85,8 @@ def test_alternative_names_and_parquet_release(tmp_path: Path) -> None:
     for r in pools["selected"]:
         r = dict(r)
         r["gold_total"] = r.pop("innovation_score")
-        r.update({"Citation Dynamics" if k == "citation_impact" else k: v for k, v in r.pop("dimension_scores").items()})
+        r.update({"Citation Dynamics" if k == "citation_impact" else k: v
+                  for k, v in r.pop("dimension_scores").items()})
         renamed.append(r)
     import pyarrow as pa
     import pyarrow.parquet as pq

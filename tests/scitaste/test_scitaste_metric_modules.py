@@ -19,7 +19,8 @@ from sciprobe.scoring.wape import wape_grade
 from golden import REPO, load_cases
 
 METRICS_DIR = REPO / "metrics"
-MODULES = {"wape_grade": (wape_grade, "scitaste_wape"), "scitaste_composite": (scitaste_composite, "scitaste_composite")}
+MODULES = {"wape_grade": (wape_grade, "scitaste_wape"),
+           "scitaste_composite": (scitaste_composite, "scitaste_composite")}
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,8 @@ def test_paper_keeps_imports_and_helpers() -> None:
 
 
 def test_bad_answers_keep_stubs() -> None:
-    for response in (None, "no code at all", "<answer>def area(r:\n  return</answer>", "<answer>def other():\n    pass</answer>"):
+    for response in (None, "no code at all", "<answer>def area(r:\n  return</answer>",
+                     "<answer>def other():\n    pass</answer>"):
         program, info = assemble_program(MAIN, response, ["area"])
         assert program == MAIN and info["source"] == "none" and info["missing"] == ["area"]
 

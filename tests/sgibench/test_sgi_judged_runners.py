@@ -1,5 +1,5 @@
-"""The judged SGI-Bench metrics wired into ``sciprobe evaluate`` (sciprobe.benchmarks.sgibench.judged_runners): deep research
-step-level accuracy + answer parser, experimental reasoning with images as content parts + the
+"""The judged SGI-Bench metrics wired into ``sciprobe evaluate`` (sciprobe.benchmarks.sgibench.judged_runners): deep
+research step-level accuracy + answer parser, experimental reasoning with images as content parts + the
 reasoning-validity judge, text-only models (images_dropped), the cache key over images, and the
 ``sciprobe sgibench`` CLI (spec sgibench.md §3.1, §3.5, §3.6, §4.2, §4.3, §4.6, §8)."""
 
@@ -70,7 +70,8 @@ def dr_reply(body: dict) -> str:
     if body["model"] == "stub":
         product = _product(text)
         # item 0: right but formatted "20.0" (only the parser rescues it); item 1: plain right; item 2: wrong
-        return {20: "Step 1. Multiply.\n<answer>20.0</answer>", 33: "<answer>33</answer>"}.get(product, "<answer>7</answer>")
+        answers = {20: "Step 1. Multiply.\n<answer>20.0</answer>", 33: "<answer>33</answer>"}
+        return answers.get(product, "<answer>7</answer>")
     if "<input_text>" in text:  # the answer re-formatting parser
         answer = text.split("<input_text>\n")[1].split("\n</input_text>")[0]
         return answer.removesuffix(".0")

@@ -32,7 +32,8 @@ def prefers_generated(messages):
 
 
 def always_a(messages):
-    return "\n".join(f"{d}: Win A because." for d in ("Effectiveness", "Novelty", "Detailedness", "Feasibility", "Overall"))
+    return "\n".join(f"{d}: Win A because."
+                     for d in ("Effectiveness", "Novelty", "Detailedness", "Feasibility", "Overall"))
 
 
 def test_position_swapped_votes_are_flipped_back() -> None:

@@ -80,8 +80,8 @@ def test_dry_config_with_judge(loaded: dict[str, Any]) -> None:
 
 
 def test_judge_outputs_add_sla_and_rv(loaded: dict[str, Any]) -> None:
-    dr = loaded["deep_research"].compute(predictions=["<answer>46</answer>", "<answer>1</answer>"], references=["46", "2"],
-                                         judge_outputs=['[{"judge": "correct"}]', "garbage"])
+    dr = loaded["deep_research"].compute(predictions=["<answer>46</answer>", "<answer>1</answer>"],
+                                         references=["46", "2"], judge_outputs=['[{"judge": "correct"}]', "garbage"])
     assert dr["exact_match"] == 50.0 and dr["step_level_accuracy"] == 50.0 and dr["judge_n_failed"] == 1
     er = loaded["experimental_reasoning"].compute(predictions=["\\boxed{B}"], references=[1], judge_outputs=["85"],
                                                   mode="paper")

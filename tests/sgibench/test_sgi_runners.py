@@ -1,6 +1,7 @@
 """SGI-Bench multi-call runners end to end over real HTTP (loopback stub) on the synthetic fixture:
 dry experiments in the real sandbox (sciprobe.benchmarks.sgibench.dry_runner) and the idea judge panel
-(sciprobe.benchmarks.sgibench.idea_runner), wired into ``sciprobe evaluate`` (spec sgibench.md §3.2, §3.3, §4.4, §4.5, §8)."""
+(sciprobe.benchmarks.sgibench.idea_runner), wired into ``sciprobe evaluate`` (spec sgibench.md §3.2, §3.3, §4.4,
+§4.5, §8)."""
 
 from __future__ import annotations
 

@@ -104,7 +104,8 @@ def test_case_files_cover_the_quirks() -> None:
     assert len(names) == len(_cases())
     for required in ("sgi_deep_research:official_last_answer_block", "sgi_deep_research:paper_numeric_and_case",
                      "sgi_wet_experiment:official_lexicographic_ss", "sgi_wet_experiment:paper_kendall_ss",
-                     "sgi_wet_experiment:official_value_blind", "sgi_wet_experiment:official_single_line_call_swallows_next_step",
+                     "sgi_wet_experiment:official_value_blind",
+                     "sgi_wet_experiment:official_single_line_call_swallows_next_step",
                      "sgi_reasoning:official_first_box", "sgi_dry_experiment:official_quirks_stderr_timeout_exit",
                      "sgi_idea:official_objective_gates_and_quirks", "sgi_overall:official_rounds_components_first"):
         assert required in names

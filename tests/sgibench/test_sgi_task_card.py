@@ -69,7 +69,8 @@ def test_metrics_score_through_sciprobe(card: ModuleType, built: Path) -> None:
     docs = [cfg.prompt_function(r, cfg.name) for r in rows]
     answers = [f"<answer>\n{rows[0]['answer']}\n</answer>", "no protocol", ""]
     by_name = {m.metric_name: m for m in cfg.metrics}
-    items = [by_name["final"].sample_level_fn.compute(doc=d, model_response=_response(a)) for d, a in zip(docs, answers)]
+    items = [by_name["final"].sample_level_fn.compute(doc=d, model_response=_response(a))
+             for d, a in zip(docs, answers)]
     assert by_name["final"].corpus_level_fn.compute_corpus(items) == pytest.approx(100 / 3)
     assert by_name["failure_rate"].corpus_level_fn.compute_corpus(items) == 0.0
 

@@ -15,7 +15,8 @@ import re
 from sciprobe.declaration import Parsed
 
 OFFICIAL_IPI = re.compile(
-    r"Your verdict:\s*(?P<verdict>Yes|No).?\s*Confidence score:\s*(?P<score>\d+).?\s*Subject:\s*(?P<subject>\[.*?\]).?",
+    r"Your verdict:\s*(?P<verdict>Yes|No).?\s*Confidence score:\s*(?P<score>\d+).?\s*"
+    r"Subject:\s*(?P<subject>\[.*?\]).?",
     re.IGNORECASE)
 OFFICIAL_I3 = re.compile(
     r"Your verdict:\s*(?P<verdict>Yes|No).?\s*Your reason:\s*(?P<reason>.+).?\s*Confidence score:\s*(?P<score>\d+).?",

@@ -113,7 +113,8 @@ def i3_messages(row: Row, examples: Sequence[Row] = (), critical: bool = True) -
     if examples:
         parts.append("Examples:")
         for ex, (verdict, reason, conf) in zip(examples, I3_FEWSHOT_ANSWERS):
-            parts.append(f"Discipline 1:\n{_example_side(ex['side_b'])}\nDiscipline 2:\n{_example_side(ex['side_c'])}\n"
+            parts.append(f"Discipline 1:\n{_example_side(ex['side_b'])}\n"
+                         f"Discipline 2:\n{_example_side(ex['side_c'])}\n"
                          f"Your verdict: {verdict}\nYour reason: {reason}\nConfidence score: {conf}")
         parts += [CONFIDENCE_NOTE, NO_MARKDOWN, I3_TEMPLATE, "Now judge these papers:\n" + instance]
     else:

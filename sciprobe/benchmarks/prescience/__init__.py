@@ -278,7 +278,8 @@ TASKS = {
         generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
         headline="rougeL", extra_columns=("lacer",),
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True)), breakdowns=(QUARTER,),
-        item_scores=contribution_items, upstream_prompt="sciprobe.benchmarks.prescience.upstream:contribution_prompts"),
+        item_scores=contribution_items,
+        upstream_prompt="sciprobe.benchmarks.prescience.upstream:contribution_prompts"),
     "collaborator_prediction": TaskSpec(
         name="collaborator_prediction", config="collaborator_prediction",
         description="T2: rank candidate co-authors of a seed author from H^{<t_p} (nDCG@1000, R-precision)",

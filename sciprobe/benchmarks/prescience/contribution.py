@@ -13,7 +13,8 @@ same answer).
 Runner ``prescience_contribution`` (``sciprobe evaluate prescience:contribution_generation --model SPEC --judge
 SPEC``): one generation call per target, then one LACER judge call per generation and judge (several judges:
 ``--judge "SPEC1;SPEC2"``), everything through the cached client. The judge prompt comes from
-:func:`sciprobe.benchmarks.prescience.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official template).
+:func:`sciprobe.benchmarks.prescience.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official
+template).
 Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore do not depend on the mode):
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
 bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
@@ -220,7 +221,8 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     scores = {mode: task.score(records, mode) for mode in modes}
     for mode in modes:
         scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,
-                                        "template_source": run.template_source, "judge_ids": [j.model_id for j in judges]}
+                                        "template_source": run.template_source,
+                                        "judge_ids": [j.model_id for j in judges]}
     provenance = {**base, "judge_id": SPEC_SEPARATOR.join(j.model_id for j in judges),
                   "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
                   "lacer_template_source": run.template_source,

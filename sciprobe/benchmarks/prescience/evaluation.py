@@ -3,8 +3,9 @@
 
 Prediction files are JSONL, one ``{"id": <corpus_id or unit>, "prediction": ...}`` per line: a ranked id list
 (T2, T3, T5), a number (T4: 12-month citations; T6/T7: forecast-period count) or ``{"title", "abstract"}``
-(T1; ROUGE-L here; LACER needs a judge: ``sciprobe prescience score contribution_generation --judge SPEC`` or the evaluate runner). A duplicate id is an error; an instance without a prediction is a recorded failure; a prediction for an
-id that is not an instance is an error. Instances and candidate pools come from the release folder
+(T1; ROUGE-L here; LACER needs a judge: ``sciprobe prescience score contribution_generation --judge SPEC`` or the
+evaluate runner). A duplicate id is an error; an instance without a prediction is a recorded failure; a prediction
+for an id that is not an instance is an error. Instances and candidate pools come from the release folder
 (``train.parquet``/``test.parquet``) under the history rule.
 """
 
@@ -49,7 +50,8 @@ def read_predictions(path: Path | str) -> dict[str, Any]:
                 record = json.loads(line)
                 key, value = str(record["id"]), record["prediction"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise SciprobeError(f"{Path(path).name} line {number}: not an {{id, prediction}} record ({exc})") from None
+                raise SciprobeError(f"{Path(path).name} line {number}: "
+                                    f"not an {{id, prediction}} record ({exc})") from None
             if key in out:
                 raise SciprobeError(f"{Path(path).name} line {number}: duplicate prediction for id {key!r}")
             out[key] = value
@@ -60,7 +62,8 @@ def _align(instances: list[dict], key: str, predictions: Mapping[str, Any]) -> l
     ids = [str(r[key]) for r in instances]
     unknown = set(predictions) - set(ids)
     if unknown:
-        raise SciprobeError(f"{len(unknown)} prediction id(s) are not instances of this task, e.g. {sorted(unknown)[0]!r}")
+        raise SciprobeError(f"{len(unknown)} prediction id(s) are not instances of this task, "
+                            f"e.g. {sorted(unknown)[0]!r}")
     return [predictions.get(i) for i in ids]
 
 
@@ -102,15 +105,16 @@ class TaskData:
         if self.task in RANKING_TASKS:
             golds = [r["gold_author_ids"] if self.task == "collaborator_prediction" else r["gold_corpus_ids"]
                      for r in self.instances]
-            pools = [self._author_pool(r["date"]) if self.task == "collaborator_prediction" else self.index.view(r["date"])
-                     for r in self.instances]
+            pools = [self._author_pool(r["date"]) if self.task == "collaborator_prediction"
+                     else self.index.view(r["date"]) for r in self.instances]
             return score_rankings(preds, golds, variant=RANKING_TASKS[self.task], k=RANKING_K, pools=pools,
                                   unknown=unknown, mode="strict" if mode == "strict" else "official")
         if self.task == "citation_prediction":
             return citation_forecast(preds, [r["label_12m"] for r in self.instances])
         return topic_trend(preds, [r["forecast_count"] for r in self.instances],
                            [r["history_count"] for r in self.instances], mode=mode,
-                           history_papers=len(inst.topic_label_sets(self.train_index, "train")) if mode == "paper" else None,
+                           history_papers=len(inst.topic_label_sets(self.train_index, "train"))
+                           if mode == "paper" else None,
                            forecast_papers=len(inst.topic_label_sets(self.index, "test", self.forecast_end))
                            if mode == "paper" else None)
 
@@ -144,16 +148,19 @@ class TaskData:
             out = {}
             for r in self.instances:
                 view = self.index.view(r["date"])
+                popularity = bl.citation_frequency_scores(self.index, view)
                 out[r["corpus_id"]] = bl.cocitation_frequency(self.index, r["corpus_id"], r["date"],
-                                                              popularity=bl.citation_frequency_scores(self.index, view))
+                                                              popularity=popularity)
             return out
         if t == "citation_prediction":
             train_index = load_index(self.source, "train", ("citation_trajectory",), lean=False)
             train = inst.citation_instances(train_index, "train")
             labels = [r["label_12m"] for r in train]
             if (name or "linear") == "mean":
-                return dict(zip((r["corpus_id"] for r in self.instances), bl.citation_mean(labels, len(self.instances))))
-            model = bl.CitationLinear().fit([train_index.row(train_index.row_of(r["corpus_id"])) for r in train], labels)
+                return dict(zip((r["corpus_id"] for r in self.instances),
+                                bl.citation_mean(labels, len(self.instances))))
+            train_rows = [train_index.row(train_index.row_of(r["corpus_id"])) for r in train]
+            model = bl.CitationLinear().fit(train_rows, labels)
             rows = [self.index.row(self.index.row_of(r["corpus_id"])) for r in self.instances]
             return dict(zip((r["corpus_id"] for r in self.instances), model.predict(rows)))
         units = [r["topic"] for r in self.instances]

@@ -46,7 +46,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 _SYSTEM = ("You are a careful scientific writer. You produce realistic paper titles and abstracts that trace a "
            "gradual path between two research papers.")
-_TASK = """Paper A and Paper J are given below. Write eight new papers, B through I, that form a smooth path from A to J: B is still close to A, I is already close to J, and each paper differs from the previous one in at least one important respect. Move one facet at a time, for example the kind of contribution (method, dataset, analysis, benchmark), the architecture or technique, the task or motivation, the data or evaluation setting. Every paper must read like a plausible real abstract of similar length.
+_TASK = """Paper A and Paper J are given below. Write eight new papers, B through I, that form a smooth path from A \
+to J: B is still close to A, I is already close to J, and each paper differs from the previous one in at least one \
+important respect. Move one facet at a time, for example the kind of contribution (method, dataset, analysis, \
+benchmark), the architecture or technique, the task or motivation, the data or evaluation setting. Every paper must \
+read like a plausible real abstract of similar length.
 
 Paper A
 Title: {title_a}
@@ -83,8 +87,9 @@ def select_anchor(target: Mapping[str, str], references: Sequence[Mapping[str, s
     """The reference at the given percentile of abstract n-gram overlap with the target (lower value on ties)."""
     if not references:
         raise SciprobeError("select_anchor needs at least one reference")
+    target_abstract = target.get("abstract") or ""
     ranked = sorted(range(len(references)),
-                    key=lambda k: (ngram_overlap(references[k].get("abstract") or "", target.get("abstract") or "", n), k))
+                    key=lambda k: (ngram_overlap(references[k].get("abstract") or "", target_abstract, n), k))
     pos = int((len(ranked) - 1) * percentile / 100.0)
     ref = references[ranked[pos]]
     return {"title": ref.get("title") or "", "abstract": ref.get("abstract") or ""}

@@ -154,8 +154,8 @@ TASKS = {
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
         metric="wape_grade", score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
         parse=PARSE_ANSWER, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
-        leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS, record_fields=("journal_tier",),
-        breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
+        leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
+        record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
@@ -211,9 +211,10 @@ CARD_SECTIONS = {
         "one comparison.",
     ]),
     "Task and scoring decisions": "\n".join([
-        "- `pure_qa` (the lighteval card's only task). Prompt: own wording, version `" + PROMPT_VERSION + "`; gives the two published "
-        "weights; abstracts are not truncated. Strict JSON `{score, dimensions{7}, reasoning, confidence}`; the "
-        "lenient parser accepts fenced blocks, JSON inside prose, trailing commas and alternative key names.",
+        "- `pure_qa` (the lighteval card's only task). Prompt: own wording, version `" + PROMPT_VERSION + "`; gives "
+        "the two published weights; abstracts are not truncated. Strict JSON "
+        "`{score, dimensions{7}, reasoning, confidence}`; the lenient parser accepts fenced blocks, JSON inside "
+        "prose, trailing commas and alternative key names.",
         "- Failures (empty, non-JSON, missing score or dimensions, non-numeric, any value outside 0-100) are "
         "recorded with their reason. `paper` mode drops them (as the paper) and reports `n_success`; `strict` "
         "mode scores them as 0.",

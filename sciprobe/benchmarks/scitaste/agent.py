@@ -204,7 +204,8 @@ def _second_messages(item: _Item, cfg: AgentConfig) -> list[dict[str, Any]]:
 
 
 def run_agent(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[str, Any], backend: ToolBackend | None,
-              cfg: AgentConfig, *, desc: str = "scitaste", dry_run: bool = False) -> tuple[list[dict[str, Any]], str, int]:
+              cfg: AgentConfig, *, desc: str = "scitaste", dry_run: bool = False,
+              ) -> tuple[list[dict[str, Any]], str, int]:
     """Run the loop over ``rows``; returns (per-sample records, prompt hash, number of model requests).
 
     Rounds are batched across papers: all round-1 requests, then all tool calls, then all round-2 requests.
@@ -216,7 +217,8 @@ def run_agent(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[st
 
     if cfg.tools and backend is None:
         raise SciprobeError("the dimagent modes need a tool backend")
-    items = [_Item(row, first_messages(row, tools=cfg.tools, protocol=cfg.protocol, search=cfg.search)) for row in rows]
+    items = [_Item(row, first_messages(row, tools=cfg.tools, protocol=cfg.protocol, search=cfg.search))
+             for row in rows]
     first_reqs = [Request.of(i.messages, _round_params(params, cfg, final=False), item_id=str(i.row["id"]))
                   for i in items]
     phash = sha256_hex(canonical_json([[list(r.messages) for r in first_reqs],
@@ -329,7 +331,9 @@ def auto_protocol(model: str, is_local: bool) -> tuple[str, str]:
     entry = table.get(model) or table.get(bare) or {}
     if entry.get("supports_function_calling") is False:
         return "text", f"{model}: no function calling in litellm's model table"
-    return "native", "function calling" if entry.get("supports_function_calling") else "not in litellm's table: assumed"
+    if entry.get("supports_function_calling"):
+        return "native", "function calling"
+    return "native", "not in litellm's table: assumed"
 
 
 def run_agent_task(ctx: Any) -> list[Any]:

@@ -162,10 +162,12 @@ class AdsBackend:
         if tool in ("get_references", "get_field_distribution"):
             refs = self._query(f'references(bibcode:"{bibcode}")', "bibcode,year,bibstem,database", self.max_rows)
             if tool == "get_field_distribution":
-                return {"n_references": len(refs), "by_database": _distribution(_first(r.get("database")) for r in refs),
+                return {"n_references": len(refs),
+                        "by_database": _distribution(_first(r.get("database")) for r in refs),
                         "by_venue": _distribution(_first(r.get("bibstem")) for r in refs)}
             years = [int(r["year"]) for r in refs if str(r.get("year") or "").isdigit()]
-            return {"n_references": len(doc.get("reference") or refs), "year_range": [min(years), max(years)] if years else None,
+            return {"n_references": len(doc.get("reference") or refs),
+                    "year_range": [min(years), max(years)] if years else None,
                     "n_distinct_venues": len({_first(r.get("bibstem")) for r in refs} - {None}),
                     "references": [{"id": r.get("bibcode"), "year": r.get("year"), "venue": _first(r.get("bibstem"))}
                                    for r in refs[:MAX_LIST]]}
@@ -288,8 +290,8 @@ class OpenAlexBackend:
             refs = self._batch(ref_ids, "id,publication_year,primary_location,primary_topic")
             if tool == "get_field_distribution":
                 return {"n_references": len(ref_ids), "n_looked_up": len(refs),
-                        "by_field": _distribution(((r.get("primary_topic") or {}).get("field") or {}).get("display_name")
-                                                  for r in refs)}
+                        "by_field": _distribution(
+                            ((r.get("primary_topic") or {}).get("field") or {}).get("display_name") for r in refs)}
             years = [r["publication_year"] for r in refs if r.get("publication_year")]
             return {"n_references": len(ref_ids), "year_range": [min(years), max(years)] if years else None,
                     "n_distinct_venues": len({(self._venue(r) or {}).get("display_name") for r in refs} - {None}),
@@ -322,7 +324,8 @@ class OpenAlexBackend:
         if tool == "get_authors_affiliations":
             authorships = work.get("authorships") or []
             countries = sorted({c for a in authorships for c in (a.get("countries") or [])})
-            return {"author_count": len(authorships), "country_count": work.get("countries_distinct_count", len(countries)),
+            return {"author_count": len(authorships),
+                    "country_count": work.get("countries_distinct_count", len(countries)),
                     "institution_count": work.get("institutions_distinct_count"), "countries": countries,
                     "authors": [{"name": (a.get("author") or {}).get("display_name"),
                                  "institutions": [i.get("display_name") for i in a.get("institutions") or []],
@@ -372,7 +375,8 @@ class LiveBackend:
 
 # ---------------------------------------------------------------- choosing a backend
 
-def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], *, bundled_sample: bool) -> ToolBackend:
+def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], *,
+                 bundled_sample: bool) -> ToolBackend:
     """The backend a run asked for. ``options`` (``per_task`` options, else environment):
 
     - ``tool_backend`` / ``SCIPROBE_SCITASTE_TOOLS``: ``snapshot`` (default), ``live``, ``ads``, ``openalex``;
@@ -392,7 +396,8 @@ def make_backend(options: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], 
                                     "(SCIPROBE_SCITASTE_TOOLS=live|ads|openalex)")
             path = BUNDLED_SNAPSHOT
         return SnapshotBackend.load(path)
-    common = {"timeout_s": float(options.get("tool_timeout_s", 30.0)), "max_retries": int(options.get("tool_retries", 3))}
+    common = {"timeout_s": float(options.get("tool_timeout_s", 30.0)),
+              "max_retries": int(options.get("tool_retries", 3))}
     id_map = {str(r["bibcode"]): r.get("openalex_id") for r in rows if r.get("openalex_id")}
     ads = openalex = None
     if kind in ("live", "ads"):

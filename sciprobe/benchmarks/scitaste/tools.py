@@ -10,13 +10,14 @@ Backends, one interface (:class:`ToolBackend`: ``call(tool, bibcode) -> dict`` r
   reproducible and offline. Formats: a JSON object ``{"format": SNAPSHOT_FORMAT, "source", "collected_on",
   "records": {bibcode: {tool: payload}}}``, or ``tool_evidence`` rows (spec §8: ``bibcode``, ``tool_name``,
   ``payload_json``, ``source``, ``collected_on``) as JSONL or Parquet.
-- :class:`~sciprobe.benchmarks.scitaste.live_tools.AdsBackend` (NASA ADS search API; token from ``ADS_API_TOKEN`` / ``ADS_DEV_KEY``) and
-  :class:`~sciprobe.benchmarks.scitaste.live_tools.OpenAlexBackend` (polite pool: ``mailto`` from ``OPENALEX_MAILTO`` in the query and User-Agent,
-  minimum request interval) — live HTTP with timeouts, retries on 429/5xx honouring ``Retry-After``, and a
-  configurable base URL (``SCIPROBE_ADS_URL`` / ``SCIPROBE_OPENALEX_URL``) so tests aim them at a loopback fake.
-- :class:`~sciprobe.benchmarks.scitaste.live_tools.LiveBackend` routes as the paper: physics -> ADS, other disciplines -> OpenAlex after mapping the
-  internal identifier to the OpenAlex work id (the row's ``openalex_id``, spec's ``openalex_bibcode_map``);
-  physics falls back to OpenAlex when no ADS token is configured.
+- :class:`~sciprobe.benchmarks.scitaste.live_tools.AdsBackend` (NASA ADS search API; token from ``ADS_API_TOKEN`` /
+  ``ADS_DEV_KEY``) and :class:`~sciprobe.benchmarks.scitaste.live_tools.OpenAlexBackend` (polite pool: ``mailto``
+  from ``OPENALEX_MAILTO`` in the query and User-Agent, minimum request interval) — live HTTP with timeouts, retries
+  on 429/5xx honouring ``Retry-After``, and a configurable base URL (``SCIPROBE_ADS_URL`` /
+  ``SCIPROBE_OPENALEX_URL``) so tests aim them at a loopback fake.
+- :class:`~sciprobe.benchmarks.scitaste.live_tools.LiveBackend` routes as the paper: physics -> ADS, other
+  disciplines -> OpenAlex after mapping the internal identifier to the OpenAlex work id (the row's ``openalex_id``,
+  spec's ``openalex_bibcode_map``); physics falls back to OpenAlex when no ADS token is configured.
 
 Every failure a model can cause or meet (unknown identifier, unknown tool, bad arguments, HTTP error) is a
 :class:`ToolError`: :func:`execute` turns it into a recorded outcome whose error text goes back to the model as
@@ -306,7 +307,8 @@ def synthetic_snapshot(records: Sequence[Mapping[str, Any]]) -> SnapshotBackend:
             "get_paper_metadata": {"bibcode": bib, "title": rec["title"], "year": year, "venue": venue,
                                    "doi": rec.get("doi"), "doctype": "article", "abstract": rec["abstract"]},
             "get_citation_stats": {"citation_count": cites, "citations_per_year": per_year},
-            "get_references": {"n_references": n_refs, "year_range": [year - 5 - int(dims["knowledge_breadth"] / 5), year - 1],
+            "get_references": {"n_references": n_refs,
+                               "year_range": [year - 5 - int(dims["knowledge_breadth"] / 5), year - 1],
                                "n_distinct_venues": max(1, n_refs // 3),
                                "references": [{"id": f"SYN-REF-{bib}-{i}", "year": year - 1 - i % 6,
                                                "venue": f"Synthetic Venue {i % 7}"} for i in range(min(n_refs, 5))]},

@@ -323,7 +323,8 @@ TASKS = {
         score=score_reasoning, build_messages=lazy(_OWN_PROMPTS + "reasoning_messages"), parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
-        upstream_prompt=_PROMPTS + "reasoning_prompts", record_fields=("discipline", "direction", "type", "image_type"),
+        upstream_prompt=_PROMPTS + "reasoning_prompts",
+        record_fields=("discipline", "direction", "type", "image_type"),
         breakdowns=_breakdowns("type", "image_type"), item_scores=per_item_items),
 }
 

@@ -30,9 +30,12 @@ TARGET_DIRS = {"SGI_DryExperiment_0200": "data", "SGI_DryExperiment_0206": "data
 SHA256: dict[str, str | None] = {
     "SGI_DryExperiment_0200/adult.data": "839d2e476d7eb1cc99f9d6ad9abd1819ec7f9cefe69c6ccf64f5311f1407fae7",
     "SGI_DryExperiment_0200/adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-    "SGI_DryExperiment_0206/t10k-images-idx3-ubyte.gz": "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-    "SGI_DryExperiment_0206/t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
-    "SGI_DryExperiment_0206/train-labels-idx1-ubyte.gz": "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    "SGI_DryExperiment_0206/t10k-images-idx3-ubyte.gz":
+        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    "SGI_DryExperiment_0206/t10k-labels-idx1-ubyte.gz":
+        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+    "SGI_DryExperiment_0206/train-labels-idx1-ubyte.gz":
+        "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
     "SGI_DryExperiment_0206/train-images-idx3-ubyte.gz": None,
     "SGI_DryExperiment_0236/3d-user-study-data.zip": None,
 }

@@ -144,7 +144,7 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
                  ) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
     """Returns (records for ``score_idea``, prompt hash, number of model calls, provenance extras).
     ``judges`` = [(judge id, client), ...]; empty = objective terms only (``final`` is then None)."""
-    from sciprobe.llm.types import Request, UsageStats, canonical_json, sha256_hex
+    from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.scoring.sgi.idea import OFFICIAL_JUDGE_PARAMS, parse_generated_idea
 
     judge_params = dict(OFFICIAL_JUDGE_PARAMS if judge_params is None else judge_params)

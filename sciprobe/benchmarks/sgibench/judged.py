@@ -1,8 +1,8 @@
 """Judged SGI-Bench metrics next to the deterministic headline (shared/spec/sgibench.md §3.1 SLA, §3.5 RV,
 §3.8, §8 "failure accounting").
 
-The runners in :mod:`sciprobe.benchmarks.sgibench.judged_runners` ask the judges and store their raw replies in the records
-(``<prefix>_replies``: ``{judge id: reply or None}`` as JSON text, plus ``judge_ids``); the scorers call
+The runners in :mod:`sciprobe.benchmarks.sgibench.judged_runners` ask the judges and store their raw replies in the
+records (``<prefix>_replies``: ``{judge id: reply or None}`` as JSON text, plus ``judge_ids``); the scorers call
 :func:`merge_judged` to add the judged metric to the deterministic report, so scoring stays a pure function of
 the records and a rescore never calls a judge.
 

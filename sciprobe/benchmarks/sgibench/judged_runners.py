@@ -140,7 +140,8 @@ def mark_judge_failures(records: Sequence[dict[str, Any]], errors: Sequence[str 
 
 
 def _keep_replies(judge_id: str, texts: Sequence[str | None], errors: Sequence[str | None],
-                  messages: Sequence[Any], replies: list[dict[str, str | None]], failures: list[dict[str, str]]) -> None:
+                  messages: Sequence[Any], replies: list[dict[str, str | None]],
+                  failures: list[dict[str, str]]) -> None:
     """File one judge's replies per item; an item without a model response to judge is a recorded failure."""
     for i, (text, error) in enumerate(zip(texts, errors)):
         replies[i][judge_id] = text

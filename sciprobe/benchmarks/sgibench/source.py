@@ -41,7 +41,8 @@ STRING_FIELDS = {
     "idea_generation": ("idx", "question", "challenge", "limitation", "motivation", "task_objective", "core_idea",
                         "data", "expected_outcome", "discipline", "direction"),
     "dry_experiment": ("idx", "question", "data_code", "main_code", "incomplete_main_code", "function_type",
-                       "discipline", "direction", *[f"unit_test_{i}_{k}" for i in range(5) for k in ("data", "output")]),
+                       "discipline", "direction",
+                       *[f"unit_test_{i}_{k}" for i in range(5) for k in ("data", "output")]),
     "wet_experiment": ("idx", "question", "action_pool", "answer", "discipline", "direction"),
     "experimental_reasoning": ("idx", "question", "image_type", "discipline", "direction", "type"),
 }
@@ -54,7 +55,8 @@ def parquet_files(source: Path, config: str) -> list[Path]:
             files = sorted(folder.rglob("*.parquet"))
             if files:
                 return files
-    raise SciprobeError(f"no Parquet for {config} under {source} (expected {HUB_DATASETS[config]}/data/test-*.parquet)")
+    raise SciprobeError(f"no Parquet for {config} under {source} "
+                        f"(expected {HUB_DATASETS[config]}/data/test-*.parquet)")
 
 
 def read_parquet_rows(files: list[Path], root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:

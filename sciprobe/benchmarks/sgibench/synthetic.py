@@ -108,7 +108,8 @@ def dry_records(n: int) -> list[dict[str, Any]]:
                "direction": "synthetic_direction"}
         for t in range(5):
             values = list(range(t + 1))
-            row[f"unit_test_{t}_data"] = f"import json, os\nos.makedirs('data', exist_ok=True)\njson.dump({values}, open('data/values.json', 'w'))\n"
+            row[f"unit_test_{t}_data"] = ("import json, os\nos.makedirs('data', exist_ok=True)\n"
+                                          f"json.dump({values}, open('data/values.json', 'w'))\n")
             row[f"unit_test_{t}_output"] = f"[Final Output]\n{2 * sum(values)}"
         out.append(row)
     return out
@@ -117,7 +118,8 @@ def dry_records(n: int) -> list[dict[str, Any]]:
 def wet_records(n: int) -> list[dict[str, Any]]:
     return [{"idx": f"SGI_WetExperiment_{i:04d}",
              "question": "Design an experimental process for the research direction in <research direction>"
-                         f"soil microbiome {i}</research direction> using the actions in <action>{ACTION_POOL}</action>.",
+                         f"soil microbiome {i}</research direction> using the actions in "
+                         f"<action>{ACTION_POOL}</action>.",
              "action_pool": ACTION_POOL, "answer": WET_ANSWER.format(i=i),
              "discipline": ("life", "material", "physics")[i % 3], "direction": "soil_microbiome"} for i in range(n)]
 
