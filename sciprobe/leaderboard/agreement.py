@@ -94,7 +94,8 @@ def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str,
         table, source, scale, extra = _lacer_scores(records), "lacer_official", "LACER score (0-10)", {}
     elif any("judge_calls" in r for r in records):
         table, verdicts = _idea_votes(records)
-        source, scale, extra = "sgi_idea_votes", "share of votes won by the generated idea (0-1)", {"verdicts": verdicts}
+        source, scale = "sgi_idea_votes", "share of votes won by the generated idea (0-1)"
+        extra = {"verdicts": verdicts}
     else:
         return None
     if len(table) < 2:
@@ -169,7 +170,8 @@ def agreement_matrix(judge_scores: Mapping[str, Any], statistic: str = "pearson"
                      ) -> tuple[list[str], list[list[float | None]]]:
     """(judges, square matrix of ``statistic`` with 1.0 on the diagonal; None where undefined)."""
     names = list(judge_scores.get("judges") or {})
-    matrix: list[list[float | None]] = [[1.0 if i == j else None for j in range(len(names))] for i in range(len(names))]
+    n = len(names)
+    matrix: list[list[float | None]] = [[1.0 if i == j else None for j in range(n)] for i in range(n)]
     index = {name: i for i, name in enumerate(names)}
     for row in agreement_table(judge_scores):
         i, j = index[row["judge_a"]], index[row["judge_b"]]

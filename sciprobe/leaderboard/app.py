@@ -8,11 +8,13 @@ Tables are
 ``gr.Dataframe(show_search="search", pinned_columns=1)`` (built-in search and sort; the Model column is pinned by
 our CSS, because gradio 6.31 ignores ``pinned_columns`` when rendering) plus our own filters (mode, model family,
 contamination-free only, model search). Submissions are validated (:mod:`~sciprobe.leaderboard.validation`),
-stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side (:mod:`~sciprobe.leaderboard.queue`). Every event handler has an explicit ``api_name``.
+stored (:mod:`~sciprobe.leaderboard.store`) and scored server-side (:mod:`~sciprobe.leaderboard.queue`). Every
+event handler has an explicit ``api_name``.
 
 Environment:
   ``SCIPROBE_LEADERBOARD_DIR``        store folder (SQLite; hub cache) — tests point it at a tmp dir
-  ``SCIPROBE_LEADERBOARD_STORE``      ``sqlite`` (default) or ``hub`` (see :func:`~sciprobe.leaderboard.store_factory.open_store`)
+  ``SCIPROBE_LEADERBOARD_STORE``      ``sqlite`` (default) or ``hub``
+                                      (see :func:`~sciprobe.leaderboard.store_factory.open_store`)
   ``SCIPROBE_LEADERBOARD_AUTH``       ``oauth`` (Hugging Face sign-in; default on Spaces, i.e. when ``SPACE_ID``
                                       is set) or ``local`` (a user-name field; default elsewhere)
   ``SCIPROBE_LEADERBOARD_RATE_LIMIT`` ``N/SECONDS`` submissions per user (default ``10/86400``)
@@ -128,7 +130,8 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
-        auth = (os.environ.get("SCIPROBE_LEADERBOARD_AUTH") or ("oauth" if os.environ.get("SPACE_ID") else "local")).lower()
+        default_auth = "oauth" if os.environ.get("SPACE_ID") else "local"
+        auth = (os.environ.get("SCIPROBE_LEADERBOARD_AUTH") or default_auth).lower()
         if auth not in ("oauth", "local"):
             raise SciprobeError(f"SCIPROBE_LEADERBOARD_AUTH must be oauth or local, not {auth!r}")
         limit = os.environ.get("SCIPROBE_LEADERBOARD_RATE_LIMIT") or "10/86400"
@@ -200,8 +203,9 @@ class LeaderboardService:
     def table(self, key: str, mode: str = tables.DEFAULT_MODE, families: Sequence[str] | None = None,
               contamination_free_only: bool = False, query: str = ""):
         columns = self.all_columns if key == "overview" else self.columns[key]
-        return tables.leaderboard_frame(self.results(), columns, overview=key == "overview", mode=mode or tables.DEFAULT_MODE,
-                                        families=families or None, contamination_free_only=bool(contamination_free_only),
+        return tables.leaderboard_frame(self.results(), columns, overview=key == "overview",
+                                        mode=mode or tables.DEFAULT_MODE, families=families or None,
+                                        contamination_free_only=bool(contamination_free_only),
                                         query=query or "")
 
     def row_choices(self) -> list[tuple[str, str]]:
@@ -532,8 +536,9 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
 
         for key, scatter, bars, mode in plots:
             def replot(mode_value, _key=key):
-                return (tables.cutoff_plot(service.results(), service.columns[_key], mode_value or tables.DEFAULT_MODE),
-                        tables.task_bars(service.results(), service.columns[_key], mode_value or tables.DEFAULT_MODE))
+                chosen = mode_value or tables.DEFAULT_MODE
+                return (tables.cutoff_plot(service.results(), service.columns[_key], chosen),
+                        tables.task_bars(service.results(), service.columns[_key], chosen))
 
             mode.change(replot, inputs=mode, outputs=[scatter, bars], api_name=f"plots_{key}")
     demo.sciprobe_service = service  # for tests and the CLI

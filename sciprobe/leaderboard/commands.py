@@ -3,7 +3,8 @@
 
     from sciprobe.leaderboard.commands import (cmd_leaderboard, cmd_publish, configure_leaderboard_parser,
                                                configure_publish_parser)
-    configure_leaderboard_parser(sub.add_parser("leaderboard", help="run the leaderboard Space locally (or its scoring worker)"))
+    configure_leaderboard_parser(
+        sub.add_parser("leaderboard", help="run the leaderboard Space locally (or its scoring worker)"))
     configure_publish_parser(sub.add_parser("publish", help="stage or upload the dataset / metric / Space to the Hub"))
     COMMANDS.update({"leaderboard": cmd_leaderboard, "publish": cmd_publish})
 
@@ -23,7 +24,8 @@ def configure_leaderboard_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     parser.add_argument("--store-dir", help="leaderboard store folder (sets SCIPROBE_LEADERBOARD_DIR)")
-    parser.add_argument("--auth", choices=["local", "oauth"], help="sign-in mode (default: oauth on Spaces, else local)")
+    parser.add_argument("--auth", choices=["local", "oauth"],
+                        help="sign-in mode (default: oauth on Spaces, else local)")
     parser.add_argument("--import", dest="imports", action="append", metavar="DIR",
                         help="import sciprobe results files found below DIR (or the results file DIR) first "
                              "(default: results/demo, what `sciprobe demo` writes, when it exists); files of "
@@ -85,7 +87,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if any(getattr(args, name, None) not in (None, False) for name in ("judge", "max_calls", "max_cost", "no_cache")):
         from sciprobe.errors import SciprobeError
 
-        raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: add --worker")
+        raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: "
+                            "add --worker")
     from sciprobe.leaderboard.app import launch
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store_factory import open_store

@@ -1,5 +1,6 @@
 """The Hub-backed leaderboard store: a requests dataset repo and a results dataset repo (the HF leaderboard
-template's data contract, shared/spec/ecosystem.md §7), all I/O through a :class:`~sciprobe.leaderboard.hub_api.HubApi`.
+template's data contract, shared/spec/ecosystem.md §7), all I/O through a
+:class:`~sciprobe.leaderboard.hub_api.HubApi`.
 
 Layout::
 

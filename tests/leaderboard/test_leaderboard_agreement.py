@@ -143,7 +143,6 @@ def test_space_agreement_tab_renders(tmp_path):
     (lacer_id,) = import_results_file(store, write_lacer_run(tmp_path / "runs"))
     demo = build_app(store, Settings(), ["idrbench", "sgibench", "prescience"])
     (idea_id,) = import_results_file(store, write_idea_run(tmp_path / "runs2"))  # stored after start-up
-    service = demo.sciprobe_service
     labels = [c.get("props", {}).get("label") for c in demo.config["components"]]
     assert "Judge agreement" in labels and "Pairwise agreement" in labels
     demo.queue()

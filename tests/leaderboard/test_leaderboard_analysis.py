@@ -82,7 +82,8 @@ def test_every_score_has_its_95_percent_interval_beside_it(scored):
         checked += 1
     assert checked == 4  # two models, two reference baselines (random, majority) scored on IPI
     # the numbers are the results file's own
-    majority = tables.reference_rows(frame)[tables.reference_rows(frame)["Model"] == "majority (reference baseline)"].iloc[0]
+    references = tables.reference_rows(frame)
+    majority = references[references["Model"] == "majority (reference baseline)"].iloc[0]
     ci = _file_task(out, "majority", "idrbench:ipi|0")["scores"]["strict"]["ci"]
     assert majority["ipi macro_f1 95% CI"] == f"[{ci['low']:.3f}, {ci['high']:.3f}]"
     # the overview shows one score per task, with its interval beside it
@@ -90,7 +91,8 @@ def test_every_score_has_its_95_percent_interval_beside_it(scored):
     assert list(overview["idrbench:ipi macro_f1 95% CI"]) == list(frame["ipi macro_f1 95% CI"])
     # the score column stays numeric, so the table sorts by it
     assert tables.model_rows(frame)["ipi macro_f1"].dtype.kind == "f"
-    assert list(tables.model_rows(frame)["ipi macro_f1"]) == sorted(tables.model_rows(frame)["ipi macro_f1"], reverse=True)
+    scores = list(tables.model_rows(frame)["ipi macro_f1"])
+    assert scores == sorted(scores, reverse=True)
 
 
 def _record(report: dict, model: str = "org/m") -> ResultRecord:
@@ -303,7 +305,8 @@ def test_baselines_are_computed_once_per_data_and_again_when_the_pinned_data_cha
     ipi = [r for r in store.list_results() if r.task == IPI and r.model_name == "reference-baseline/random"]
     assert sorted(r.scores["strict"]["coverage"]["n_items"] for r in ipi) == [15, 16]
     frame = tables.leaderboard_frame(store.list_results(), tables.task_columns(["idrbench"]))
-    assert len(tables.reference_rows(frame)[tables.reference_rows(frame)["Model"] == "random (reference baseline)"]) == 2
+    references = tables.reference_rows(frame)
+    assert len(references[references["Model"] == "random (reference baseline)"]) == 2
     assert store.list_requests() == []
 
 

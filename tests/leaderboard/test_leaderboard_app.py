@@ -98,7 +98,8 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     assert re.search(r"macro_f1 \d\.\d{3}, 95% CI \[\d\.\d{3}, \d\.\d{3}\] \(strict", status), status
     assert request["status"] == "FINISHED" and request["predictions_file"] == "a.jsonl"
 
-    status2, request2 = client.predict("bob", "idrbench:ipi", handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1))),
+    upload = handle_file(str(ipi_predictions(tmp_path / "b.jsonl", 1)))
+    status2, request2 = client.predict("bob", "idrbench:ipi", upload,
                                        "meta-llama/Llama-3.3-70B-Instruct", "", "", "2025-06", "", api_name="/submit")
     assert request2["status"] == "FINISHED", status2
     # a claim of 1900-01 for a model the registry does not know: shown as a claim, never "contamination-free"
@@ -247,7 +248,8 @@ def test_hub_store_backed_app(tmp_path, monkeypatch):
     from sciprobe.leaderboard.store_factory import open_store
 
     service = LeaderboardService(open_store(), Settings(), ["idrbench"])
-    status, record = service.submit("erin", "idrbench:ipi", str(ipi_predictions(tmp_path / "h.jsonl")), "org/hub-model")
+    predictions = str(ipi_predictions(tmp_path / "h.jsonl"))
+    status, record = service.submit("erin", "idrbench:ipi", predictions, "org/hub-model")
     assert record["status"] == "FINISHED", status
     assert service.store.commits == 2  # inline scoring: one batched commit per repo
     requests = list((tmp_path / "hub" / "datasets" / "sciprobe" / "requests").rglob("request_*.json"))

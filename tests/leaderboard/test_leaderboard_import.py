@@ -46,7 +46,7 @@ from sciprobe.leaderboard.importer import import_results_file  # noqa: E402
 from sciprobe.results import RunInfo, TaskResult, write_run  # noqa: E402
 from sciprobe.scoring.report import Coverage, ScoreReport  # noqa: E402
 
-from golden import CASES_DIR
+from golden import CASES_DIR  # noqa: E402
 
 IMPORT_CASES_FILE = CASES_DIR / "results_import" / "cases.json"
 IMPORT_CASES = json.loads(IMPORT_CASES_FILE.read_text("utf-8"))["cases"]

@@ -154,7 +154,8 @@ def test_budget_cut_leaves_the_request_pending_and_a_second_worker_resumes(tmp_p
     (result,) = store.list_results()
     assert result.judge_ids == ["openai/p2-a"] and "incomplete" not in result.provenance
     assert result.scores["official"]["coverage"]["n_scored"] == N_PRESCIENCE
-    assert result.scores["official"]["lacer"] == pytest.approx(sum(1 + k % 10 for k in range(N_PRESCIENCE)) / N_PRESCIENCE)
+    expected = sum(1 + k % 10 for k in range(N_PRESCIENCE)) / N_PRESCIENCE
+    assert result.scores["official"]["lacer"] == pytest.approx(expected)
 
 
 def test_one_budget_across_requests(tmp_path):
@@ -263,7 +264,9 @@ def idea_reply(body: dict) -> str:
 
 
 def test_sgi_idea_submission_is_scored_by_the_worker(tmp_path, sgi_data):
-    data = lambda benchmark: str(sgi_data)
+    def data(benchmark: str) -> str:
+        return str(sgi_data)
+
     ids = task_target(IDEA, data("sgibench")).ids
     path = tmp_path / "ideas.jsonl"
     answer = "```json\n" + json.dumps(IDEA_ANSWER) + "\n```"

@@ -49,7 +49,8 @@ def test_two_revisions_two_rows_same_revision_updates(tmp_path):
     store = SQLiteStore(tmp_path / "store")
     first = write_ipi_result(tmp_path / "runs", 0.40, revision=COMMIT_A, second=1)
     other = write_ipi_result(tmp_path / "runs", 0.90, revision=COMMIT_B, second=2)
-    assert json.loads(first.read_text())["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]["dataset_revision"] == COMMIT_A
+    provenance = json.loads(first.read_text())["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]
+    assert provenance["dataset_revision"] == COMMIT_A
     import_results_file(store, first)
     import_results_file(store, other)
     frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")

@@ -318,7 +318,8 @@ def test_hf_hub_api_wrapper_calls(tmp_path):
     with pytest.raises(SciprobeError):
         api.commit(REQUESTS, {"../escape": b"x"}, "Add")
     api.upload_folder("sciprobe/space", tmp_path, "space", "Publish")
-    assert calls[1] == ("create_repo", "sciprobe/space", {"repo_type": "space", "exist_ok": True, "space_sdk": "gradio"})
+    assert calls[1] == ("create_repo", "sciprobe/space",
+                        {"repo_type": "space", "exist_ok": True, "space_sdk": "gradio"})
     assert calls[2][1]["folder_path"] == str(tmp_path) and calls[2][1]["repo_type"] == "space"
 
 

@@ -104,7 +104,8 @@ def test_valid_file_is_canonical_and_hash_is_stable(tmp_path):
     lines = [json.loads(line) for line in source.read_text().splitlines()]
     lines[0]["task"] = "idrbench:ipi"
     shuffled = tmp_path / "shuffled.jsonl"
-    shuffled.write_text("\n\n".join(json.dumps(i, indent=None, separators=(" , ", " : ")) for i in reversed(lines)) + "\n")
+    spaced = (json.dumps(i, indent=None, separators=(" , ", " : ")) for i in reversed(lines))
+    shuffled.write_text("\n\n".join(spaced) + "\n")
     second = validate_submission("idrbench:ipi", shuffled, model, data=data)
     assert second.canonical == first.canonical and second.sha256 == first.sha256
     assert all(set(json.loads(line)) <= {"id", "prediction"} for line in first.canonical.decode().splitlines())
