@@ -9,9 +9,9 @@ Two modes, one layout:
 * **unprivileged** (any normal user): bwrap creates a user namespace (``--unshare-user``), maps the caller to
   uid 1000 inside and forbids nested user namespaces (``--disable-userns``). ``RLIMIT_NPROC`` is set *inside* the
   new user namespace, so it counts only the sandbox's tasks, not the user's other processes.
-* **root** (``euid == 0``, e.g. CI): bwrap runs privileged to lay out the mounts (root can read the interpreter
-  under ``/root/.pyenv`` or a 0700 pytest tmp dir, which an unprivileged uid cannot traverse), then ``setpriv``
-  drops to a *random unused host uid* with an empty capability set and bounding set before the program starts.
+* **root** (``euid == 0``, e.g. CI): bwrap runs privileged to lay out the mounts (root can read an interpreter
+  under its own home, e.g. a pyenv build, or a 0700 pytest tmp dir, which an unprivileged uid cannot traverse),
+  then ``setpriv`` drops to a *random unused host uid* with an empty capability set and bounding set before the program starts.
   The program therefore never runs as root: ``RLIMIT_NPROC`` is enforced (the kernel exempts uid 0 from it) and
   counts only this run's processes (the uid is fresh), and it cannot signal or read anything owned by root.
 

@@ -215,11 +215,11 @@ def reference_idea(row: Mapping[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ graph similarity (feasibility)
 
-def _graph(steps: Mapping[Any, Any], order: Any) -> tuple[dict[str, str], set[tuple[str, str]], bool]:
-    nodes = {str(k): str(v) for k, v in steps.items()}
-    keys = list(nodes)
-    edges: set[tuple[str, str]] = set()
+def _order_edges(keys: list[str], order: Any, nodes: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """Upstream's edges from an implementation order: all-digit steps chained in sorted order, else the "a-b" pairs
+    of known steps (``keys``); no edge at all: the nodes chained in sorted order."""
     items = list(order)
+    edges: set[tuple[str, str]] = set()
     if all(o.isdigit() for o in items):  # AttributeError on non-strings -> caller returns 0 (upstream)
         chain = sorted(o for o in items if o in keys)
         edges.update(zip(chain, chain[1:]))
@@ -232,6 +232,12 @@ def _graph(steps: Mapping[Any, Any], order: Any) -> tuple[dict[str, str], set[tu
     if not edges:
         chain = sorted(nodes)
         edges.update(zip(chain, chain[1:]))
+    return edges
+
+
+def _graph(steps: Mapping[Any, Any], order: Any) -> tuple[dict[str, str], set[tuple[str, str]], bool]:
+    nodes = {str(k): str(v) for k, v in steps.items()}
+    edges = _order_edges(list(nodes), order, nodes)
     return nodes, edges, bool(edges)
 
 
@@ -359,21 +365,7 @@ def _official_node_text_jaccard(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> f
 
 def _official_graph(steps: Any, order: Any) -> tuple[dict[str, Any], set[tuple[str, str]]]:
     nodes = {str(k): v for k, v in steps.items()}
-    keys = [str(k) for k in steps.keys()]
-    edges: set[tuple[str, str]] = set()
-    if all(o.isdigit() for o in order):
-        chain = sorted(o for o in order if o in keys)
-        edges.update(zip(chain, chain[1:]))
-    else:
-        for o in order:
-            if "-" in o:
-                parts = o.split("-")
-                if len(parts) == 2 and parts[0] in keys and parts[1] in keys:
-                    edges.add((parts[0], parts[1]))
-    if not edges:
-        chain = sorted(nodes)
-        edges.update(zip(chain, chain[1:]))
-    return nodes, edges
+    return nodes, _order_edges([str(k) for k in steps.keys()], order, nodes)
 
 
 def _official_graph_similarity(generated: Mapping[str, Any], reference: Mapping[str, Any]) -> float:
