@@ -11,9 +11,10 @@ Two modes, one layout:
   new user namespace, so it counts only the sandbox's tasks, not the user's other processes.
 * **root** (``euid == 0``, e.g. CI): bwrap runs privileged to lay out the mounts (root can read an interpreter
   under its own home, e.g. a pyenv build, or a 0700 pytest tmp dir, which an unprivileged uid cannot traverse),
-  then ``setpriv`` drops to a *random unused host uid* with an empty capability set and bounding set before the program starts.
-  The program therefore never runs as root: ``RLIMIT_NPROC`` is enforced (the kernel exempts uid 0 from it) and
-  counts only this run's processes (the uid is fresh), and it cannot signal or read anything owned by root.
+  then ``setpriv`` drops to a *random unused host uid* with an empty capability set and bounding set before the
+  program starts. The program therefore never runs as root: ``RLIMIT_NPROC`` is enforced (the kernel exempts uid 0
+  from it) and counts only this run's processes (the uid is fresh), and it cannot signal or read anything owned by
+  root.
 
 Both modes: new pid/net/ipc/uts(/cgroup) namespaces, a tmpfs root with only ``/usr`` (and the ``/lib``-style
 links), a few ``/etc`` files, the interpreter's prefixes and the inputs bound read-only, the work dir, ``/tmp``
