@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from load import CONDITIONS, load_note, machine_condition, median_range, write_results  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "cli_startup.md"
 TARGET = 2.0
@@ -116,10 +116,7 @@ def main() -> None:
         verdicts.append(f"Target: every sciprobe command <= {TARGET:g}x `{BASELINE}`, {condition.split(',')[0]} -> "
                         + ", ".join(f"{label} {ratio:.2f}x" for label, ratio in measured.items())
                         + f" (worst: {worst}) -> {'PASS' if passed else 'FAIL (below target)'}  ")
-    text = "\n".join(lines + [""] + verdicts) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
+    write_results(RESULTS, lines, verdicts)
 
 
 if __name__ == "__main__":

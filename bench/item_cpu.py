@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from load import CONDITIONS, load_note, machine_condition, median_range, write_results  # noqa: E402
 from stub_process import stub_process  # noqa: E402
 
 from sciprobe.evaluation import EvaluationRequest, evaluate  # noqa: E402
@@ -125,10 +125,7 @@ def main() -> None:
             verdicts.append(f"Target: <= {TARGET_MS:g} ms of CPU per item on the default path, "
                             f"{condition.split(',')[0]} -> {median:.3f} ms -> "
                             f"{'PASS' if median <= TARGET_MS else 'FAIL (below target)'}  ")
-    text = "\n".join(lines + [""] + verdicts) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
+    write_results(RESULTS, lines, verdicts)
 
 
 if __name__ == "__main__":

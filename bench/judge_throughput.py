@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from load import (CONDITIONS, load_note, machine_condition, median_range, package_version,  # noqa: E402
+                  write_results)
 from stub_process import stub_process  # noqa: E402
 
 from sciprobe.llm.client import LLMClient  # noqa: E402
@@ -129,7 +130,8 @@ def main() -> None:
          f"{args.per_slot} requests per slot, median of {args.repeats} (min-max); {command}"),
         "",
         (f"Machine: {load_note()} at the end; Python {platform.python_version()}, litellm "
-         f"{getattr(litellm, '__version__', None) or _version('litellm')}; {stub.note()} (bench/stub_process.py). "
+         f"{getattr(litellm, '__version__', None) or package_version('litellm')}; {stub.note()} "
+         "(bench/stub_process.py). "
          "busy = one CPU-burner process per core (bench/load.py). `raw aiohttp` is no client at all: the ceiling of "
          "stub + loopback + machine."),
         "",
@@ -147,16 +149,7 @@ def main() -> None:
             verdict = "PASS" if achieved / bound >= TARGET else "FAIL (below target)"
             verdicts.append(f"Target: >= {TARGET} of the bound at concurrency {c}, default path, "
                             f"{condition.split(',')[0]} -> {achieved / bound:.2f} -> {verdict}  ")
-    text = "\n".join(lines + [""] + verdicts) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
-
-
-def _version(package: str) -> str:
-    from importlib.metadata import version
-
-    return version(package)
+    write_results(RESULTS, lines, verdicts)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from dataclasses import dataclass
 
 CONDITIONS = ("quiet", "busy")
@@ -61,3 +62,17 @@ def median_range(values: Sequence[float], fmt: str = "{:.2f}") -> str:
 def load_note() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{os.cpu_count()} CPUs, load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1/5/15 min)"
+
+
+def write_results(path: Path, lines: Sequence[str], verdicts: Sequence[str]) -> None:
+    """Print a bench's table and its target lines, and write them to its ``bench/results`` file."""
+    text = "\n".join([*lines, "", *verdicts]) + "\n"
+    print(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def package_version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)

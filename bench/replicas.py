@@ -40,7 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from load import (CONDITIONS, load_note, machine_condition, median_range, package_version,  # noqa: E402
+                  write_results)
 from stub_process import stub_process  # noqa: E402
 
 from sciprobe.llm.client import LLMClient  # noqa: E402
@@ -148,7 +149,8 @@ def main() -> None:
          f"{command}"),
         "",
         (f"Machine: {load_note()} at the end; Python {platform.python_version()}, litellm "
-         f"{getattr(litellm, '__version__', None) or _version('litellm')}; {first.note()} (bench/stub_process.py). "
+         f"{getattr(litellm, '__version__', None) or package_version('litellm')}; {first.note()} "
+         "(bench/stub_process.py). "
          "busy = one CPU-burner process per core (bench/load.py). `default` = transport=auto (direct HTTP for "
          "this spec). The killed server gets SIGKILL a third of the way into the batch."),
         "",
@@ -159,16 +161,7 @@ def main() -> None:
     for where, transport, setup, n, rates, answered, ratio, note in rows:
         lines.append(f"| {where} | {transport} | {setup} | {n} | {median_range(rates, '{:.1f}')} | {answered} | "
                      f"{ratio:.2f}x | {note} |")
-    text = "\n".join(lines + [""] + verdicts) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
-
-
-def _version(package: str) -> str:
-    from importlib.metadata import version
-
-    return version(package)
+    write_results(RESULTS, lines, verdicts)
 
 
 if __name__ == "__main__":

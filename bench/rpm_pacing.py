@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from load import CONDITIONS, load_note, machine_condition, median_range  # noqa: E402
+from load import CONDITIONS, load_note, machine_condition, median_range, write_results  # noqa: E402
 from stub_process import stub_process  # noqa: E402
 
 from sciprobe.llm.client import LLMClient  # noqa: E402
@@ -118,10 +118,7 @@ def main() -> None:
                             f"{condition.split(',')[0]} -> {fraction:.3f}, "
                             f"{max(r['status_429'] for r in results)} x 429 "
                             f"-> {'PASS' if passed else 'FAIL (below target)'}  ")
-    text = "\n".join(lines + [""] + verdicts) + "\n"
-    print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
+    write_results(RESULTS, lines, verdicts)
 
 
 if __name__ == "__main__":
