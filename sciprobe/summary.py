@@ -49,13 +49,17 @@ def status_label(provenance: dict) -> str:
 
 
 def format_table(rows: list[dict[str, str]]) -> str:
+    """Rows as aligned text columns (the first row's keys, in order); a cell a row does not have is blank."""
     if not rows:
         return "(no results)"
     headers = list(rows[0])
-    widths = {h: max(len(h), *(len(r[h]) for r in rows)) for h in headers}
-    line = lambda cells: "  ".join(c.ljust(widths[h]) for h, c in zip(headers, cells))  # noqa: E731
+    widths = {h: max(len(h), *(len(r.get(h, "")) for r in rows)) for h in headers}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(widths[h]) for h, c in zip(headers, cells))
+
     return "\n".join([line(headers), line(["-" * widths[h] for h in headers]),
-                      *(line([r[h] for h in headers]) for r in rows)])
+                      *(line([r.get(h, "") for h in headers]) for r in rows)])
 
 
 def print_summary(results: Sequence[TaskResult]) -> None:

@@ -22,6 +22,6 @@ def sgi_score_rows(results: Sequence[Any]) -> list[dict[str, str]]:
     value = report.values["sgi_score"]
     missing = report.values["missing_components"]
     return [{"task": "sgibench:sgi_score", "mode": "official", "metric": "sgi_score",
-             "score": "n/a" if value is None else f"{value:.2f}",
+             "score": "n/a" if value is None else f"{value:.2f}", "95% CI": "n/a",  # no interval for the aggregate
              "scored": f"{len(COMPONENTS) - len(missing)}/{len(COMPONENTS)} components",
              "failed": ("missing " + ", ".join(missing)) if missing else "0"}]
