@@ -56,7 +56,7 @@ def format_table(rows: list[dict[str, str]]) -> str:
     widths = {h: max(len(h), *(len(r.get(h, "")) for r in rows)) for h in headers}
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(widths[h]) for h, c in zip(headers, cells))
+        return "  ".join(c.ljust(widths[h]) for h, c in zip(headers, cells)).rstrip()
 
     return "\n".join([line(headers), line(["-" * widths[h] for h in headers]),
                       *(line([r.get(h, "") for h in headers]) for r in rows)])
