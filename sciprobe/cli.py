@@ -5,7 +5,8 @@ run is INCOMPLETE — a ``--max-calls``/``--max-cost`` cap stopped it, the provi
 no answer (connection refused, timeout, 5xx after the retries): its results are written marked incomplete (the
 unanswered items left out of every score, never counted wrong), no model-index is written, the results are
 never exported or ranked, and rerunning the same command resumes from the response cache (only the missing
-calls are made). ``sciprobe score --partial`` exits 0: a partial score is what was asked for, and is marked.
+calls are made); 4 (:data:`EXIT_PARTIAL`) a ``sciprobe score --partial`` score: written and marked as asked, but
+not a benchmark result, so a script never mistakes it for one.
 """
 
 from __future__ import annotations
