@@ -14,6 +14,7 @@ from sciprobe.executors import get_executor, shutdown_executors
 from sciprobe.runners.sandbox import RunSpec, SandboxError, SandboxLimits, run_many, sandbox_available
 
 needs_sandbox = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here")
+pytestmark = pytest.mark.ray_cluster
 
 #: What a result says about the program (wall_s and cpu_s are measurements, not outcomes).
 OUTCOME = ("exit_code", "stdout", "stderr", "timed_out", "killed_by_signal", "limit_hit", "stdout_truncated",

@@ -17,7 +17,8 @@ from sciprobe.llm.stub_server import StubServer
 from sciprobe.runners.sandbox import sandbox_available
 
 SGI = get_benchmark("sgibench")
-pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here")
+pytestmark = [pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here"),
+              pytest.mark.ray_cluster]
 
 CORRECT = "<answer>\ndef scale(values, factor):\n    return [v * factor for v in values]\n</answer>"
 OFF_BY_ONE = "<answer>\ndef scale(values, factor):\n    return [v * factor + 1 for v in values]\n</answer>"
