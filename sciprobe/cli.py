@@ -271,7 +271,7 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
         sub.add_parser(name, help=help_text, configure=configure)
     # each benchmark's own commands (its declaration's hook); their modules load only when they run
     for name, command in (_benchmark_commands() if benchmark_commands else {}).items():
-        extra = sub.add_parser(name, help=command.help, add_help=False, prefix_chars="\0")
+        extra = sub.add_parser(name, help=command["help"], add_help=False, prefix_chars="\0")
         extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     sub.add_parser("model-path", help="convert the bundled model once and print its folder "
@@ -279,11 +279,12 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _benchmark_commands() -> dict:
-    """``{name: Command}`` over every registered benchmark's declaration (``Benchmark.commands``)."""
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+def _benchmark_commands() -> dict[str, dict[str, str]]:
+    """``{name: {"module": ..., "help": ...}}`` over every registered benchmark's own commands
+    (``Benchmark.commands``), from the cached index of the declarations (:mod:`sciprobe.cli_index`)."""
+    from sciprobe.cli_index import cli_index
 
-    return {c.name: c for b in benchmark_names() for c in get_benchmark(b).commands}
+    return cli_index()["commands"]
 
 
 def _cmd_benchmark_command(args: argparse.Namespace) -> int:
@@ -291,8 +292,8 @@ def _cmd_benchmark_command(args: argparse.Namespace) -> int:
     import importlib
 
     command = _benchmark_commands()[args.command]
-    module = importlib.import_module(command.module)
-    parser = argparse.ArgumentParser(prog=f"sciprobe {command.name}", description=command.help)
+    module = importlib.import_module(command["module"])
+    parser = argparse.ArgumentParser(prog=f"sciprobe {args.command}", description=command["help"])
     module.configure_parser(parser)
     return module.cmd(parser.parse_args(args.args))
 
@@ -307,9 +308,18 @@ def _cmd_new_benchmark(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
-    from sciprobe.task_listing import format_tasks, task_rows
+    from sciprobe.cli_index import cli_index
+    from sciprobe.task_listing import format_tasks
 
-    rows = task_rows(args.benchmarks or None)
+    rows = cli_index()["tasks"]
+    if args.benchmarks:
+        known = {row["task"].split(":", 1)[0] for row in rows}
+        for name in args.benchmarks:
+            if name not in known:
+                from sciprobe.benchmarks import get_benchmark
+
+                get_benchmark(name)  # its own error: unknown, or a declaration that fails to import
+        rows = [row for name in args.benchmarks for row in rows if row["task"].split(":", 1)[0] == name]
     print(json.dumps(rows, indent=2) if args.json else format_tasks(rows))
     return 0
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import parse_release_date
@@ -29,8 +28,7 @@ def parse_cutoff(value: str) -> dt.date:
     return parsed.end
 
 
-@dataclass(frozen=True)
-class ModelCutoff:
+class ModelCutoff(NamedTuple):  # not a dataclass: see ReleaseDate
     model: str
     cutoff: dt.date
     source: str
@@ -132,8 +130,7 @@ def after_cutoff_mask(dates: Any, cutoff: dt.date, where: str) -> Any:
     return pa.array(parsed_date_column(dates, where) > np.datetime64(cutoff.isoformat(), "D"))
 
 
-@dataclass(frozen=True)
-class CutoffReport:
+class CutoffReport(NamedTuple):
     """What a cutoff did, recorded in dataset cards and results."""
 
     cutoff: str | None

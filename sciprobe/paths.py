@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sciprobe.declaration import Benchmark
+if TYPE_CHECKING:
+    from sciprobe.declaration import Benchmark
 
 
 def sciprobe_home() -> Path:

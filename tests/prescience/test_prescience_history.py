@@ -229,10 +229,17 @@ def test_duplicate_corpus_ids_rejected(release):
         CorpusIndex(pa.concat_tables([table, table.slice(0, 1)]))
 
 
-def test_window_query_is_half_open(rows, index):
-    got = index.window("2024-10-01", "2025-01-01")
-    expected = {r["corpus_id"] for r in rows if "2024-10-01" <= r["date"] < "2025-01-01"}
-    assert set(got["corpus_id"].to_pylist()) == expected
-    targets = index.window("2024-10-01", "2025-01-01", targets_only=True)
-    assert set(targets["corpus_id"].to_pylist()) == {r["corpus_id"] for r in rows if r["corpus_id"] in expected
-                                                    and "target" in r["roles"]}
+@pytest.mark.parametrize("bounds", [("2024-10-01", "2025-01-01"), (0, 1), (1, 2), (2, 4), (3, 3), (4, 1),
+                                    (5, 6), ("1990-01-01", "2030-01-01"), ("2030-01-01", "2031-01-01")])
+def test_window_query_is_half_open(bounds, rows, index):
+    """Same-day edges, an empty and a reversed window, and windows outside the corpus, against the raw rows."""
+    probes = _probe_dates(rows)
+    start, end = (probes[b] if isinstance(b, int) else b for b in bounds)
+    expected = sorted((r["date"], r["corpus_id"]) for r in rows if start <= r["date"] < end)
+    got = index.window(start, end)
+    assert list(zip(got["date"].to_pylist(), got["corpus_id"].to_pylist())) == expected  # date order
+    assert got.column_names == index.table.column_names
+    targets = index.window(start, end, targets_only=True, columns=["corpus_id"])
+    target_ids = {r["corpus_id"] for r in rows if "target" in r["roles"]}
+    assert targets.column_names == ["corpus_id"]
+    assert targets["corpus_id"].to_pylist() == [cid for _, cid in expected if cid in target_ids]

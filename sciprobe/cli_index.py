@@ -1,0 +1,122 @@
+"""What the light commands read from the benchmark declarations, cached so they start without importing them.
+
+``sciprobe --help``, ``sciprobe tasks`` and a benchmark's own command (``sciprobe prescience ...``) need the task
+rows (:func:`sciprobe.task_listing.task_rows`) and the benchmarks' own commands; computing them imports every
+declaration and the runners behind it, which costs more than starting Python itself. The index is computed from
+the declarations (never written by hand) and kept in ``$SCIPROBE_HOME/cli-index/`` together with what it was
+computed from: every sciprobe module imported at that point (path, size, modification time) and the benchmark
+packages present. Any change to those (an edited declaration or runner, a new benchmark folder) recomputes it,
+as Python's bytecode cache does. A declaration that fails to import is never cached (its warning shows on every
+run), and a cache that cannot be read or written is not an error: the index is computed instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from sciprobe import __version__
+
+#: Bump when the layout of the stored index changes.
+INDEX_FORMAT = 1
+_BENCHMARKS = Path(__file__).resolve().parent / "benchmarks"
+
+
+def cli_index() -> dict[str, Any]:
+    """``{"tasks": [task row, ...], "commands": {name: {"module": ..., "help": ...}}}`` over every registered
+    benchmark, from the cache when it is current."""
+    path = _cache_path()
+    packages = _packages()
+    cached = _read(path)
+    if cached is not None and cached.get("packages") == packages and _current(cached.get("sources")):
+        return cached["index"]
+    return _compute_and_store(path, packages)
+
+
+def _compute_and_store(path: Path, packages: list[str]) -> dict[str, Any]:
+    import warnings
+
+    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.task_listing import task_rows
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names = benchmark_names()
+    for warning in caught:  # shown as if no cache existed, and the index is not stored
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    index = {"tasks": task_rows(names),
+             "commands": {c.name: {"module": c.module, "help": c.help} for b in names
+                          for c in get_benchmark(b).commands}}
+    if not caught:
+        _write(path, {"format": INDEX_FORMAT, "packages": packages, "sources": _sources(), "index": index})
+    return index
+
+
+def _cache_path() -> Path:
+    from sciprobe.paths import sciprobe_home
+
+    # one file per installation and interpreter: two checkouts or Pythons sharing a home never see each other's
+    key = hashlib.sha256(f"{_BENCHMARKS}|{sys.version}|{__version__}|{INDEX_FORMAT}".encode()).hexdigest()[:16]
+    return sciprobe_home() / "cli-index" / f"{key}.json"
+
+
+def _packages() -> list[str]:
+    """The benchmark packages present (the registry's rule, as ``pkgutil``: a folder with an ``__init__.py``)."""
+    try:
+        return sorted(e.name for e in os.scandir(_BENCHMARKS)
+                      if "." not in e.name and e.is_dir() and os.path.isfile(os.path.join(e.path, "__init__.py")))
+    except OSError:
+        return []
+
+
+def _sources() -> list[list[Any]]:
+    """(path, size, mtime_ns) of every sciprobe module loaded now: all the code the index was computed from."""
+    seen = []
+    for name, module in list(sys.modules.items()):
+        source = getattr(module, "__file__", None)
+        if (name == "sciprobe" or name.startswith("sciprobe.")) and source:
+            try:
+                stat = os.stat(source)
+            except OSError:
+                continue
+            seen.append([source, stat.st_size, stat.st_mtime_ns])
+    return sorted(seen)
+
+
+def _current(sources: Any) -> bool:
+    if not isinstance(sources, list) or not sources:
+        return False
+    for source, size, mtime_ns in sources:
+        try:
+            stat = os.stat(source)
+        except OSError:
+            return False
+        if stat.st_size != size or stat.st_mtime_ns != mtime_ns:
+            return False
+    return True
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        cached = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return cached if isinstance(cached, dict) and cached.get("format") == INDEX_FORMAT else None
+
+
+def _write(path: Path, content: dict[str, Any]) -> None:
+    """Atomically (a reader sees the old file or the new one), and silently when the home is read-only."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps(content), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:  # e.g. its folder could not be made
+            pass
