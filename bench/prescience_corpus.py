@@ -16,7 +16,8 @@ Command (from the repository root):
    checkout (e.g. ``git archive`` of the previous commit) and compares its fingerprint, time and memory.
    Targets: median build <= 3x the median floor; peak RSS < 2 GB.
 4. Loads the test corpus into a :class:`~sciprobe.benchmarks.prescience.history.CorpusIndex` (metadata
-   columns) and times date-window queries (``pyarrow.compute`` filters) and H^{<t} views. Target: < 0.5 s.
+   columns) and times date-window queries (zero-copy slices of the date-sorted table) and H^{<t} views.
+   Target: < 0.5 s.
 
 Writes bench/results/prescience_corpus.md with the load average before and after (issue 15: a figure taken on a
 busy machine says so).
@@ -227,7 +228,8 @@ def main() -> None:
            f"{statistics.median(walls) / before['wall']:.2f}× the wall time, {peak / before['peak_mb']:.2f}× the "
            "peak |"]
           if before else []),
-        f"| date-window query (`CorpusIndex.window`, pyarrow.compute), max of {len(q['window_rows']) * 3} "
+        "| date-window query (`CorpusIndex.window`, a slice of the date-sorted table), max of "
+        f"{len(q['window_rows']) * 3} "
         f"| {q['window_max_s'] * 1000:.1f} ms (median {q['window_median_s'] * 1000:.1f} ms) | < "
         f"{QUERY_TARGET_S * 1000:.0f} ms | {'PASS' if query_ok else 'FAIL'} |",
         f"| H^{{<t}} view + `papers()` slice, max of 3 | {q['view_max_s'] * 1000:.1f} ms | — | — |",

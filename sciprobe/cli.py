@@ -15,10 +15,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
 
 from sciprobe import __version__
 from sciprobe.errors import SciprobeError
+
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 EXAMPLES = """\
 examples (`sciprobe tasks` lists every BENCH:TASK):

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import parse_release_date
+
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_cutoff(value: str) -> dt.date:
@@ -28,11 +32,11 @@ def parse_cutoff(value: str) -> dt.date:
     return parsed.end
 
 
-class ModelCutoff(NamedTuple):  # not a dataclass: see ReleaseDate
-    model: str
-    cutoff: dt.date
-    source: str
-    note: str = ""
+class ModelCutoff(namedtuple("ModelCutoff", ["model", "cutoff", "source", "note"], defaults=[""])):
+    """A registry entry: ``model`` (str), its knowledge ``cutoff`` (``datetime.date``), the ``source`` saying so
+    and an optional ``note``. A plain named tuple: see :class:`~sciprobe.release_files.ReleaseDate`."""
+
+    __slots__ = ()
 
 
 def _load_registry() -> dict[str, ModelCutoff]:
@@ -130,13 +134,11 @@ def after_cutoff_mask(dates: Any, cutoff: dt.date, where: str) -> Any:
     return pa.array(parsed_date_column(dates, where) > np.datetime64(cutoff.isoformat(), "D"))
 
 
-class CutoffReport(NamedTuple):
-    """What a cutoff did, recorded in dataset cards and results."""
+class CutoffReport(namedtuple("CutoffReport", ["cutoff", "source", "n_before", "n_after"])):
+    """What a cutoff did, recorded in dataset cards and results: the ``cutoff`` date (ISO str or None), its
+    ``source`` and the item counts ``n_before`` / ``n_after`` (ints)."""
 
-    cutoff: str | None
-    source: str
-    n_before: int
-    n_after: int
+    __slots__ = ()
 
     def as_dict(self) -> dict:
         return {"cutoff": self.cutoff, "source": self.source, "n_items_before": self.n_before,

@@ -13,7 +13,9 @@ e.g. ``Benchmark.baselines``, go through it too).
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 def _check(ref: str) -> tuple[str, str]:

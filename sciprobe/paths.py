@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
 
 if TYPE_CHECKING:
     from sciprobe.declaration import Benchmark

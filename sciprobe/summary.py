@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
-
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
 if TYPE_CHECKING:  # `sciprobe tasks` prints its table with format_table and needs no results
+    from typing import Sequence
+
     from sciprobe.results import TaskResult
 
 

@@ -5,7 +5,9 @@ Read from the declarations only: nothing is built or loaded."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+TYPE_CHECKING = False  # typing's flag without importing typing: these modules are on the CLI's start-up path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
