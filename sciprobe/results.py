@@ -109,6 +109,8 @@ class TaskResult:
             if mode in modes:
                 entry["ci"] = modes[mode]["ci"]
                 entry["breakdowns"] = modes[mode]["breakdowns"]
+                if modes[mode].get("other_ci"):
+                    entry["other_ci"] = modes[mode]["other_ci"]
             out[mode] = entry
         return out
 
@@ -118,8 +120,8 @@ class TaskResult:
 
 def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[str, Any]:
     """lighteval-style flat numbers from ``{mode: ScoreReport.as_dict()}``: the default mode's keys bare, other
-    modes as ``key:mode``; numbers (and None), coverage and the headline's interval (``<metric>_ci_low`` /
-    ``<metric>_ci_high``) only."""
+    modes as ``key:mode``; numbers (and None), coverage and the intervals (``<metric>_ci_low`` /
+    ``<metric>_ci_high``: the headline's, and the declared headline's when the result reports another) only."""
     out: dict[str, Any] = {}
     for mode, report in scores.items():
         suffix = "" if mode == default_mode else f":{mode}"
@@ -131,6 +133,11 @@ def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[st
             elif key == "ci" and isinstance(value, dict) and value.get("metric"):
                 out[f"{value['metric']}_ci_low{suffix}"] = value.get("low")
                 out[f"{value['metric']}_ci_high{suffix}"] = value.get("high")
+            elif key == "other_ci" and isinstance(value, dict):
+                for metric, ci in value.items():
+                    if isinstance(ci, dict):
+                        out[f"{metric}_ci_low{suffix}"] = ci.get("low")
+                        out[f"{metric}_ci_high{suffix}"] = ci.get("high")
             elif isinstance(value, (int, float)) or value is None:
                 out[key + suffix] = value
     return out

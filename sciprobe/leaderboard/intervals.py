@@ -1,6 +1,7 @@
 """The 95% interval beside a leaderboard score, as text (pure; no pandas, no gradio).
 
-A result keeps the interval its results file carries (``scores[MODE]["ci"]``, see ``docs/results.md``): the table
+A result keeps the intervals its results file carries (``scores[MODE]["ci"]``, and ``scores[MODE]["other_ci"]``
+for the task's declared headline when the result reports another, see ``docs/results.md``): the table
 shows ``[low, high]`` in its own column next to the score (the score column stays a number, so it sorts). The
 interval is shown only when it is the interval *of that number*: the same metric, an estimate equal to the score
 shown, finite bounds with low <= high. Anything else — no ``ci`` block (a result stored before intervals were
@@ -43,12 +44,16 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def headline_interval(report: Mapping[str, Any] | None, metric: str) -> str:
-    """The interval of ``report[metric]`` from the report's ``ci`` block, or ``n/a``."""
+    """The interval of ``report[metric]`` from the report's ``ci`` (or ``other_ci[metric]``) block, or ``n/a``."""
     if not isinstance(report, Mapping):
         return NA
     ci = report.get("ci")
     if not isinstance(ci, Mapping) or ci.get("metric") != metric:
-        return NA
+        # the task's declared headline when the result reports another (a judged run's LACER): its own block
+        others = report.get("other_ci")
+        ci = others.get(metric) if isinstance(others, Mapping) else None
+        if not isinstance(ci, Mapping) or ci.get("metric") != metric:
+            return NA
     estimate, shown = finite_number(ci.get("estimate")), finite_number(report.get(metric))
     if not _same(estimate, shown):  # an interval of some other number than the one in the cell
         return NA

@@ -105,6 +105,14 @@ def test_prescience_submission_is_scored_by_the_worker(tmp_path):
     frame = leaderboard_frame([result], task_columns(["prescience"]))
     assert frame.loc[0, "contribution_generation rougeL"] == pytest.approx(round(official["rougeL"], 4))
     assert frame.loc[0, "contribution_generation lacer"] == pytest.approx(5.5)
+    # the judged result's headline is LACER (its `ci`); the ROUGE-L shown gets its own interval (`other_ci`)
+    assert official["ci"]["metric"] == "lacer"
+    rouge_ci = official["other_ci"]["rougeL"]
+    assert rouge_ci["estimate"] == pytest.approx(official["rougeL"]) and rouge_ci["n_valid_resamples"] > 0
+    assert rouge_ci["low"] <= official["rougeL"] <= rouge_ci["high"]
+    from sciprobe.leaderboard.intervals import interval_text
+
+    assert frame.loc[0, "contribution_generation rougeL 95% CI"] == interval_text(rouge_ci["low"], rouge_ci["high"])
     assert official["lacer[openai/p1-a]"] == pytest.approx(sum(1 + k % 10 for k in range(N_PRESCIENCE)) / N_PRESCIENCE)
     assert official["coverage"]["n_scored"] == N_PRESCIENCE and 0 < official["bertscore_f1"] <= 1
     prov = result.provenance
