@@ -37,25 +37,25 @@ def cli_index() -> dict[str, Any]:
     cached = _read(path)
     if (cached is not None and cached.get("benchmarks") == str(_BENCHMARKS) and cached.get("packages") == packages
             and _current(cached.get("sources"))):
-        return cached["index"]
+        return cached["index"]  # _read checked its shape
     return _compute_and_store(path, packages)
 
 
 def _compute_and_store(path: Path, packages: list[str]) -> dict[str, Any]:
     import warnings
 
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.benchmarks import DeclarationWarning, benchmark_names, get_benchmark
     from sciprobe.task_listing import task_rows
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         names = benchmark_names()
-    for warning in caught:  # shown as if no cache existed, and the index is not stored
+    for warning in caught:  # shown as if no cache existed
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     index = {"tasks": task_rows(names),
              "commands": {c.name: {"module": c.module, "help": c.help} for b in names
                           for c in get_benchmark(b).commands}}
-    if not caught:
+    if not any(issubclass(w.category, DeclarationWarning) for w in caught):  # a broken one warns on every run
         _write(path, {"format": INDEX_FORMAT, "benchmarks": str(_BENCHMARKS), "packages": packages,
                       "sources": _sources(), "index": index})
     return index
@@ -111,7 +111,12 @@ def _read(path: Path) -> dict[str, Any] | None:
         cached = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    return cached if isinstance(cached, dict) and cached.get("format") == INDEX_FORMAT else None
+    if not isinstance(cached, dict) or cached.get("format") != INDEX_FORMAT:
+        return None
+    index = cached.get("index")
+    shaped = (isinstance(index, dict) and isinstance(index.get("tasks"), list)
+              and isinstance(index.get("commands"), dict))
+    return cached if shaped else None
 
 
 def _write(path: Path, content: dict[str, Any]) -> None:

@@ -14,6 +14,10 @@ from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
 
 
+class DeclarationWarning(UserWarning):
+    """A benchmark left out because its declaration fails to import (``sciprobe.cli_index`` never caches then)."""
+
+
 def _packages() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg)
 
@@ -39,7 +43,8 @@ def benchmark_names() -> list[str]:
             if _load(name) is not None:
                 names.append(name)
         except Exception as exc:  # noqa: BLE001 - any error of one benchmark's declaration
-            warnings.warn(f"benchmark {name!r} is skipped: its declaration fails to import ({exc})", stacklevel=2)
+            warnings.warn(f"benchmark {name!r} is skipped: its declaration fails to import ({exc})",
+                          DeclarationWarning, stacklevel=2)
     return names
 
 

@@ -67,7 +67,8 @@ def test_cached_until_a_source_changes(home, computations) -> None:
     assert index_module.cli_index() == first and len(computations) == 2
 
 
-@pytest.mark.parametrize("change", ["new benchmark folder", "source gone", "other format", "garbage", "empty"])
+@pytest.mark.parametrize("change", ["new benchmark folder", "source gone", "other format", "garbage", "empty",
+                                    "no index", "other installation"])
 def test_recomputed_when_the_cache_does_not_match(change, home, computations) -> None:
     first = index_module.cli_index()
     path = _stored(home)
@@ -78,6 +79,10 @@ def test_recomputed_when_the_cache_does_not_match(change, home, computations) ->
         stored["sources"].append([str(home / "gone.py"), 1, 1])
     elif change == "other format":
         stored["format"] += 1
+    elif change == "no index":
+        del stored["index"]["tasks"]
+    elif change == "other installation":
+        stored["benchmarks"] = str(home / "elsewhere" / "benchmarks")
     path.write_text("{not json" if change == "garbage" else "" if change == "empty" else json.dumps(stored))
     assert index_module.cli_index() == first and len(computations) == 2
     assert json.loads(path.read_text())["format"] == index_module.INDEX_FORMAT  # and stored again
@@ -97,14 +102,30 @@ def test_a_broken_declaration_is_never_cached(home, monkeypatch) -> None:
     import sciprobe.benchmarks as registry
 
     def names_with_a_broken_one() -> list[str]:
-        warnings.warn("benchmark 'broken' is skipped: its declaration fails to import (boom)", stacklevel=2)
+        warnings.warn("benchmark 'broken' is skipped: its declaration fails to import (boom)",
+                      registry.DeclarationWarning, stacklevel=2)
         return ["idrbench"]
 
     monkeypatch.setattr(registry, "benchmark_names", names_with_a_broken_one)
-    with pytest.warns(UserWarning, match="'broken' is skipped"):
+    with pytest.warns(registry.DeclarationWarning, match="'broken' is skipped"):
         index = index_module.cli_index()
     assert {row["task"].split(":")[0] for row in index["tasks"]} == {"idrbench"}
     assert not (home / "cli-index").exists()  # the next run warns again
+
+
+def test_another_warning_while_importing_is_shown_and_the_index_still_cached(home, monkeypatch) -> None:
+    import sciprobe.benchmarks as registry
+
+    real = registry.benchmark_names
+
+    def names_with_a_deprecation() -> list[str]:
+        warnings.warn("some library is deprecated", DeprecationWarning, stacklevel=2)
+        return real()
+
+    monkeypatch.setattr(registry, "benchmark_names", names_with_a_deprecation)
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        index = index_module.cli_index()
+    assert json.loads(_stored(home).read_text())["index"] == index
 
 
 def _run(home: Path, *argv: str) -> dict:
