@@ -130,6 +130,11 @@ def rouge_l(predictions: Sequence[str | None], references: Sequence[str]) -> Sco
 
 
 _SCORERS: dict[str, Any] = {}
+#: F1 per ((model, layers, rescale), (candidate, reference)), kept for the process: a pair's score does not depend
+#: on the other pairs (no idf), and a bootstrap over the items (lighteval's stderr: 1,000 resamples) would otherwise
+#: run the model again on every resample. A pair keeps the value of its first computation.
+_PAIR_F1: dict[tuple, float] = {}
+_PAIR_CACHE_MAX = 1 << 20
 
 
 def offline_model_path() -> str:
@@ -160,15 +165,17 @@ def bertscore(predictions: Sequence[str | None], references: Sequence[str], *, o
         model, layers, rescale, mode = model_type or offline_model_path(), num_layers or 6, False, "offline"
     else:
         model, layers, rescale, mode = model_type or OFFICIAL_BERTSCORE_MODEL, num_layers, True, "official"
-    per_item = [0.0] * len(predictions)
-    live = [i for i, p in enumerate(predictions) if p]
-    if live:
+    setting = (model, layers, rescale)
+    pairs = [None if not p else (p[:CANDIDATE_MAX_CHARS], references[i] or "") for i, p in enumerate(predictions)]
+    missing = list(dict.fromkeys(pair for pair in pairs if pair is not None and (setting, pair) not in _PAIR_F1))
+    if missing:
         scorer = _scorer(model, layers, rescale, batch_size)
-        _, _, f1 = scorer.score([predictions[i][:CANDIDATE_MAX_CHARS] for i in live],
-                                [references[i] or "" for i in live])
-        for i, value in zip(live, f1.tolist()):
-            per_item[i] = float(value)
-    n_failed = len(predictions) - len(live)
+        _, _, f1 = scorer.score([c for c, _ in missing], [r for _, r in missing])
+        if len(_PAIR_F1) + len(missing) > _PAIR_CACHE_MAX:
+            _PAIR_F1.clear()
+        _PAIR_F1.update({(setting, pair): float(value) for pair, value in zip(missing, f1.tolist())})
+    per_item = [0.0 if pair is None else _PAIR_F1[(setting, pair)] for pair in pairs]
+    n_failed = pairs.count(None)
     notes = ["offline MiniLM BERTScore: not comparable with published (deberta-large-mnli, rescaled) numbers"] \
         if offline else []
     if n_failed:

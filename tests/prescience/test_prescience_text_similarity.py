@@ -108,3 +108,45 @@ def test_offline_bertscore_matches_bert_score_directly():
     assert per_item[1] == 0.0
     assert per_item[0] == pytest.approx(direct[0], abs=1e-6) and per_item[2] == pytest.approx(direct[1], abs=1e-6)
     assert per_item[0] > per_item[2]  # the related pair is closer than the unrelated one
+
+
+class _FakeScorer:
+    """Stands in for bert_score.BERTScorer: F1 from the pair's lengths, every call recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def score(self, cands: list[str], refs: list[str]):
+        import numpy as np
+
+        self.calls.append(list(zip(cands, refs)))
+        f1 = np.array([1.0 / (1 + abs(len(c) - len(r))) for c, r in zip(cands, refs)])
+        return f1, f1, f1
+
+
+def test_bertscore_scores_each_pair_once_so_a_bootstrap_reruns_no_model(monkeypatch):
+    """lighteval's stderr rescores 1,000 resamples of the items: each pair is scored by the model once, and a
+    resample gets exactly the values of the full computation."""
+    from sciprobe.scoring import text_similarity
+
+    fake = _FakeScorer()
+    monkeypatch.setattr(text_similarity, "_PAIR_F1", {})
+    monkeypatch.setattr(text_similarity, "_scorer", lambda *args: fake)
+    monkeypatch.setattr(text_similarity, "offline_model_path", lambda: "minilm")
+    cands = ["graph networks", "", "a cat", "graph networks", "quantum codes"]
+    refs = ["message passing", "anything", "error correction", "message passing", "quantum error correction"]
+    full = text_similarity.bertscore(cands, refs)
+    assert fake.calls == [[("graph networks", "message passing"), ("a cat", "error correction"),
+                           ("quantum codes", "quantum error correction")]]  # the duplicate and the empty one: no
+    per_item = full.values["per_item_bertscore_f1"]
+    assert per_item[1] == 0.0 and per_item[0] == per_item[3] and full.coverage.n_failed == 1
+    rng = random.Random(0)
+    for _ in range(20):
+        picks = [rng.randrange(len(cands)) for _ in cands]
+        resample = text_similarity.bertscore([cands[i] for i in picks], [refs[i] for i in picks])
+        assert resample.values["per_item_bertscore_f1"] == [per_item[i] for i in picks]
+    assert len(fake.calls) == 1
+    text_similarity.bertscore(["graph networks"], ["another reference"])  # a new pair is scored
+    assert fake.calls[-1] == [("graph networks", "another reference")]
+    text_similarity.bertscore(["graph networks"], ["message passing"], offline=False, model_type="other")
+    assert fake.calls[-1] == [("graph networks", "message passing")]  # another model: its own scores

@@ -109,19 +109,6 @@ def _maybe_json(x: Any) -> Any:
     return json.loads(x) if isinstance(x, str) and x[:1] in "{[" else x
 
 
-_BERT_CACHE: dict[tuple, Any] = {}
-
-
-def _bertscore(preds: list[str | None], refs: list[str]) -> ScoreReport:
-    from sciprobe.scoring.text_similarity import bertscore
-
-    key = (tuple(preds), tuple(refs))
-    if key not in _BERT_CACHE:
-        _BERT_CACHE.clear()
-        _BERT_CACHE[key] = bertscore(preds, refs, offline=True)
-    return _BERT_CACHE[key]
-
-
 def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", *, bertscore: bool = True
                   ) -> ScoreReport:
     """Records carry ``gold`` and ``prediction`` (``{"title", "abstract"}`` or None) and, from the runner,
@@ -141,7 +128,9 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
     notes = list(rouge.notes)
     params: dict[str, Any] = {"rouge": rouge.params}
     if bertscore:
-        bert = _bertscore(preds, golds)
+        from sciprobe.scoring.text_similarity import bertscore
+
+        bert = bertscore(preds, golds, offline=True)  # scores each pair once per process (every mode, resample)
         values["bertscore_f1"] = bert.values["bertscore_f1"]
         values["per_item_bertscore_f1"] = bert.values["per_item_bertscore_f1"]
         params["bertscore"] = bert.params
