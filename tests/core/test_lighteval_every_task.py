@@ -163,4 +163,7 @@ def test_sgi_idea_generation_objective_terms_and_panel(tmp_path, monkeypatch) ->
         assert server.count == 2 * len(docs)  # two position-swapped votes per item, once (memoised)
         metrics["objective_novelty"].corpus_level_fn.compute_corpus(items)
         assert server.count == 2 * len(docs)
+        resample = [items[-1], *items]  # lighteval's bootstrap stderr: the same answers again, not judged again
+        assert 0.0 <= metrics["final"].corpus_level_fn.compute_corpus(resample) <= 100.0
+        assert server.count == 2 * len(docs)
     assert 0.0 <= final <= 100.0

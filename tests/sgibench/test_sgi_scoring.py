@@ -147,3 +147,44 @@ def test_by_group_reproduces_a_per_discipline_cell() -> None:
     assert out["chemistry"] == {"score": 20.0, "n": 5} and out["astronomy"]["score"] == 43.75
     with pytest.raises(SciprobeError, match="differ in length"):
         overall.by_group([1], [])
+
+
+class CountingEmbedder:
+    """Stands in for the default embedder: a deterministic vector per text, every encoded text counted."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], normalize_embeddings: bool = False) -> np.ndarray:
+        self.encoded += list(texts)
+        rows = [[(hash(t) >> s) % 97 + 1.0 for s in (0, 8, 16, 24)] for t in texts]
+        out = np.array(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True) if normalize_embeddings else out
+
+
+@pytest.mark.parametrize("mode", ["official", "paper"])
+def test_idea_objective_terms_are_embedded_once_per_answer(mode, monkeypatch):
+    """A bootstrap over the items (lighteval's stderr) rescoring a resample embeds nothing again and gives each
+    item the terms of the full computation."""
+    monkeypatch.setattr(idea, "_TERMS", {})
+    fake = CountingEmbedder()
+    monkeypatch.setattr(idea, "default_embedder", lambda: fake)
+    row = {"idx": "r1", "core_idea": "a graph over stations", "implementation_steps": "{'1': 'collect', '2': 'train'}",
+           "implementation_order": ["1-2"], "data": "records", "evaluation_metrics": "{'recall': 'found'}",
+           "expected_outcome": "more events", "related_work": "{'A': 'template matching', 'B': 'deep pickers'}",
+           "existing_solutions": "{'S': 'single-station detectors'}",
+           "related_work_test": "{'A': 'template matching'}", "keywords": ["seismic", "graph network"]}
+    answers = ['{"Idea": "Use a graph network over seismic stations. It locates events.", '
+               '"ImplementationSteps": {"1": "collect", "2": "train"}, "ImplementationOrder": ["1-2"]}',
+               '{"Idea": "Template matching with deep features for seismic detection."}']
+    rows = [{**row, "idx": f"r{i}"} for i in range(len(answers))]
+    full = idea.idea_generation_scores(answers, rows, mode=mode)
+    encoded = len(fake.encoded)
+    assert encoded > 0 and full.coverage.n_failed == 0
+    again = idea.idea_generation_scores([answers[1], answers[0], answers[1]], [rows[1], rows[0], rows[1]], mode=mode)
+    assert len(fake.encoded) == encoded
+    objective = [item["objective"] for item in full.values["per_item"]]
+    assert [item["objective"] for item in again.values["per_item"]] == [objective[1], objective[0], objective[1]]
+    own = CountingEmbedder()  # a caller's own embedder is always used
+    idea.idea_generation_scores(answers[:1], rows[:1], mode=mode, embedder=own)
+    assert own.encoded

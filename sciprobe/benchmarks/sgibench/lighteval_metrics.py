@@ -50,24 +50,32 @@ class SgiRecord(SampleLevelComputation):
         return record
 
 
-_PANEL_VOTES: dict[tuple, list] = {}
+#: (judges, idx, response) -> (votes, judge ids): each answer is judged once per process, whichever metric of the
+#: task or resample of lighteval's bootstrap stderr asks (an answer's votes depend on that answer only).
+_ITEM_VOTES: dict[tuple, tuple[Any, list[str]]] = {}
 
 
 def idea_votes(records: list[dict], judges: str) -> list[dict]:
-    """The panel's votes on every idea (memoised per set of answers: each metric of the task reads them), through
-    sciprobe's cached client."""
-    from sciprobe.benchmarks.sgibench.idea_runner import collect_panel_votes
-    from sciprobe.llm.cache import ResponseCache, default_cache_path
-    from sciprobe.llm.client import LLMClient
-    from sciprobe.llm.spec import split_specs
+    """The panel's votes on every idea, through sciprobe's cached client; answers judged before are not asked
+    again."""
+    todo = list({(r["idx"], r["response"]): r for r in records
+                 if (judges, r["idx"], r["response"]) not in _ITEM_VOTES}.values())
+    if todo:
+        from sciprobe.benchmarks.sgibench.idea_runner import collect_panel_votes
+        from sciprobe.llm.cache import ResponseCache, default_cache_path
+        from sciprobe.llm.client import LLMClient
+        from sciprobe.llm.spec import split_specs
 
-    key = (judges, tuple((r["idx"], r["response"]) for r in records))
-    if key not in _PANEL_VOTES:
         cache = ResponseCache(default_cache_path())
         panel = [(c.model_id, c) for c in (LLMClient(spec, cache=cache) for spec in split_specs(judges))]
-        votes, _, _ = collect_panel_votes([r["row"] for r in records], [r["response"] for r in records], panel)
-        _PANEL_VOTES[key] = [{**r, "votes": v, "judge_ids": [j for j, _ in panel]} for r, v in zip(records, votes)]
-    return _PANEL_VOTES[key]
+        votes, _, _ = collect_panel_votes([r["row"] for r in todo], [r["response"] for r in todo], panel)
+        judge_ids = [j for j, _ in panel]
+        _ITEM_VOTES.update({(judges, r["idx"], r["response"]): (v, judge_ids) for r, v in zip(todo, votes)})
+    out = []
+    for r in records:
+        votes, judge_ids = _ITEM_VOTES[(judges, r["idx"], r["response"])]
+        out.append({**r, "votes": votes, "judge_ids": judge_ids})
+    return out
 
 
 class SgiCorpusScore(CorpusLevelComputation):

@@ -639,8 +639,7 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
         return {"status": "upstream_error", "final": 0.0, "parse_path": path}
     status = "no_response" if response is None else "unparsable" if path == "failed" else "ok"
     try:
-        terms = objective_terms(generated, reference, mode=mode, embedder=embedder,
-                                keyword_threshold=keyword_threshold)
+        terms = _objective_terms_once(generated, reference, mode, embedder, keyword_threshold)
     except UpstreamItemError as exc:
         return {"status": "upstream_error", "final": 0.0, "parse_path": path, "error": str(exc)}
     item: dict[str, Any] = {"status": status, "parse_path": path, "objective": terms}
@@ -653,6 +652,28 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
     item.update(subjective=subjective, dimensions=dims, final=mean(list(dims.values())),
                 votes=votes.as_dict() if isinstance(votes, Votes) else dict(votes))
     return item
+
+
+#: Objective terms per (mode, answer, reference, threshold) with the default embedder, kept for the process: an
+#: item's terms depend on that item only (upstream encodes item by item), and lighteval's bootstrap stderr
+#: rescores 1,000 resamples of the items for each metric of the card (0.2 s of embedding per item and resample).
+_TERMS: dict[tuple, dict[str, float]] = {}
+_TERMS_MAX = 1 << 16
+
+
+def _objective_terms_once(generated: Mapping[str, Any], reference: Mapping[str, Any], mode: str,
+                          embedder: Embedder | None, keyword_threshold: float) -> dict[str, float]:
+    if embedder is not None:  # a caller's own embedder: computed every time
+        return objective_terms(generated, reference, mode=mode, embedder=embedder,
+                               keyword_threshold=keyword_threshold)
+    key = (mode, repr(generated), repr(reference), keyword_threshold)
+    terms = _TERMS.get(key)
+    if terms is None:
+        terms = objective_terms(generated, reference, mode=mode, keyword_threshold=keyword_threshold)
+        if len(_TERMS) >= _TERMS_MAX:
+            _TERMS.clear()
+        _TERMS[key] = terms
+    return dict(terms)
 
 
 _DROPPED_UPSTREAM = ("bad_reference", "upstream_error")
