@@ -44,6 +44,8 @@ BENCHES = [
     ("PreScience 500,000-paper corpus build + date query", "prescience_corpus.py",
      "build <= 3x the data-movement floor, same bytes, < 2 GB peak; query < 0.5 s"),
     ("ROUGE-L on 10,000 pairs vs rouge-score", "prescience_rouge.py", ">= 10x, identical numbers"),
+    ("Bootstrap stderr of model-scored corpus metrics (BERTScore, SGI idea terms): one resample vs first scoring",
+     "card_stderr.py", "<= 1% of the first scoring"),
     ("SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1", "ray_dry_experiment.py",
      ">= 1.7x, identical scores"),
 ]
