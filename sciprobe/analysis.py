@@ -213,6 +213,8 @@ def _other_interval(task: TaskSpec, result: TaskResult, mode: str, records: Sequ
     if n_valid == 0:
         ci["reason"] = "the statistic is undefined on every resample"
     return ci
+
+
 def finish_results(benchmark: Benchmark, task: TaskSpec, rows: Sequence[Mapping[str, Any]],
                    results: Sequence[TaskResult], settings: BootstrapSettings = SETTINGS) -> None:
     """Every result of a task run: records completed from their rows, then analysed (``result.analysis``)."""
