@@ -130,11 +130,18 @@ def rouge_l(predictions: Sequence[str | None], references: Sequence[str]) -> Sco
 
 
 _SCORERS: dict[str, Any] = {}
-#: F1 per ((model, layers, rescale), (candidate, reference)), kept for the process: a pair's score does not depend
-#: on the other pairs (no idf), and a bootstrap over the items (lighteval's stderr: 1,000 resamples) would otherwise
-#: run the model again on every resample. A pair keeps the value of its first computation.
+#: F1 per (model, layers, rescale, sha256 of the pair), kept for the process: a pair's score does not depend on the
+#: other pairs (no idf), and a bootstrap over the items (lighteval's stderr: 1,000 resamples) would otherwise run
+#: the model again on every resample. A pair keeps the value of its first computation; keys are digests, so a
+#: full cache holds ~100 bytes per pair, not two abstracts.
 _PAIR_F1: dict[tuple, float] = {}
 _PAIR_CACHE_MAX = 1 << 20
+
+
+def _pair_key(setting: tuple, candidate: str, reference: str) -> tuple:
+    digest = hashlib.sha256(candidate.encode("utf-8", "surrogatepass") + b"\0"
+                            + reference.encode("utf-8", "surrogatepass")).digest()
+    return (*setting, digest)
 
 
 def offline_model_path() -> str:
@@ -167,15 +174,16 @@ def bertscore(predictions: Sequence[str | None], references: Sequence[str], *, o
         model, layers, rescale, mode = model_type or OFFICIAL_BERTSCORE_MODEL, num_layers, True, "official"
     setting = (model, layers, rescale)
     pairs = [None if not p else (p[:CANDIDATE_MAX_CHARS], references[i] or "") for i, p in enumerate(predictions)]
-    missing = list(dict.fromkeys(pair for pair in pairs if pair is not None and (setting, pair) not in _PAIR_F1))
+    keys = [None if pair is None else _pair_key(setting, *pair) for pair in pairs]
+    missing = list({key: pair for key, pair in zip(keys, pairs) if key is not None and key not in _PAIR_F1}.items())
     if missing:
         scorer = _scorer(model, layers, rescale, batch_size)
-        _, _, f1 = scorer.score([c for c, _ in missing], [r for _, r in missing])
+        _, _, f1 = scorer.score([c for _, (c, _) in missing], [r for _, (_, r) in missing])
         if len(_PAIR_F1) + len(missing) > _PAIR_CACHE_MAX:
             _PAIR_F1.clear()
-        _PAIR_F1.update({(setting, pair): float(value) for pair, value in zip(missing, f1.tolist())})
-    per_item = [0.0 if pair is None else _PAIR_F1[(setting, pair)] for pair in pairs]
-    n_failed = pairs.count(None)
+        _PAIR_F1.update({key: float(value) for (key, _), value in zip(missing, f1.tolist())})
+    per_item = [0.0 if key is None else _PAIR_F1[key] for key in keys]
+    n_failed = keys.count(None)
     notes = ["offline MiniLM BERTScore: not comparable with published (deberta-large-mnli, rescaled) numbers"] \
         if offline else []
     if n_failed:

@@ -654,9 +654,10 @@ def score_item(response: str | None, row: Mapping[str, Any], *, votes: Votes | M
     return item
 
 
-#: Objective terms per (mode, answer, reference, threshold) with the default embedder, kept for the process: an
-#: item's terms depend on that item only (upstream encodes item by item), and lighteval's bootstrap stderr
-#: rescores 1,000 resamples of the items for each metric of the card (0.2 s of embedding per item and resample).
+#: Objective terms per (mode, threshold, digest of answer and reference) with the default embedder, kept for the
+#: process: an item's terms depend on that item only (upstream encodes item by item), and lighteval's bootstrap
+#: stderr rescores 1,000 resamples of the items for each metric of the card (0.2 s of embedding per item and
+#: resample).
 _TERMS: dict[tuple, dict[str, float]] = {}
 _TERMS_MAX = 1 << 16
 
@@ -666,7 +667,10 @@ def _objective_terms_once(generated: Mapping[str, Any], reference: Mapping[str, 
     if embedder is not None:  # a caller's own embedder: computed every time
         return objective_terms(generated, reference, mode=mode, embedder=embedder,
                                keyword_threshold=keyword_threshold)
-    key = (mode, repr(generated), repr(reference), keyword_threshold)
+    import hashlib  # the key is a digest: a full cache holds no texts
+
+    digest = hashlib.sha256(repr((generated, reference)).encode("utf-8", "surrogatepass")).digest()
+    key = (mode, keyword_threshold, digest)
     terms = _TERMS.get(key)
     if terms is None:
         terms = objective_terms(generated, reference, mode=mode, keyword_threshold=keyword_threshold)
