@@ -101,24 +101,22 @@ def _coverage(items: ItemScores, mask: np.ndarray) -> dict[str, int]:
     return {"n_items": int(mask.sum()), "n_scored": int((scored & mask).sum()), "n_failed": int((failed & mask).sum())}
 
 
-def _unchecked(items: ItemScores, metric: str, reported: Any, what: str) -> tuple[dict[str, Any], str]:
-    """The start of ``metric``'s ci block, and why it gets no interval ("" when the item statistic reproduces the
-    scorer's number); ``what`` names the number in that reason."""
-    base = {"metric": metric, "estimate": _number(reported) if isinstance(reported, (int, float)) else None}
-    if not isinstance(reported, (int, float)) or isinstance(reported, bool) or not math.isfinite(reported):
-        return base, f"no {what} number in this mode"
-    value = items.value()
-    if not same_number(value, reported):
-        return base, f"the item statistic ({items.statistic}) gives {value!r}, the scorer {reported!r}: no interval"
-    return base, ""
-
-
 def _mode_analysis(task: TaskSpec, result: TaskResult, mode: str, items: ItemScores, groups: Mapping[str, list],
-                   unit_of_item: np.ndarray, n_units: int, unit: str, settings: BootstrapSettings) -> dict[str, Any]:
-    headline = result.headline
+                   unit_of_item: np.ndarray, n_units: int, unit: str, settings: BootstrapSettings,
+                   metric: str | None = None) -> dict[str, Any]:
+    """The interval of the result's headline (or of ``metric``) and the breakdowns of ``groups``."""
+    headline = metric or result.headline
+    reported = result.scores[mode].values.get(headline)
     n = len(items.failed)
-    base, reason = _unchecked(items, headline, result.scores[mode].values.get(headline), "headline")
-    base = {**base, **settings.as_dict(), "unit": unit, "n_units": n_units}
+    value = items.value()
+    base = {"metric": headline, "estimate": _number(reported) if isinstance(reported, (int, float)) else None,
+            **settings.as_dict(), "unit": unit, "n_units": n_units}
+    if not isinstance(reported, (int, float)) or isinstance(reported, bool) or not math.isfinite(reported):
+        reason = f"no {'headline' if metric is None else metric} number in this mode"
+    elif not same_number(value, reported):
+        reason = f"the item statistic ({items.statistic}) gives {value!r}, the scorer {reported!r}: no interval"
+    else:
+        reason = ""
     if reason:
         return {"ci": {**base, "low": None, "high": None, "n_valid_resamples": 0, "reason": reason}, "breakdowns": {}}
     masks: list[np.ndarray] = [np.ones(n, dtype=bool)]
@@ -201,18 +199,8 @@ def _other_interval(task: TaskSpec, result: TaskResult, mode: str, records: Sequ
     items = task.item_scores(records, mode, result.scores[mode], task.headline)
     if items is None or len(items.failed) != len(records):
         return None
-    base, reason = _unchecked(items, task.headline, result.scores[mode].values.get(task.headline), task.headline)
-    base = {**base, **settings.as_dict(), "unit": unit, "n_units": n_units}
-    if reason:
-        return {**base, "low": None, "high": None, "n_valid_resamples": 0, "reason": reason}
-    cols, params, ones = items.arrays(), items.params, np.ones((1, len(records)))
-    samples = bootstrap(lambda weights: evaluate_statistic(items.statistic, cols, weights, params, ones),
-                        unit_of_item, n_units, settings)
-    low, high, n_valid = interval(samples[:, 0], settings.confidence)
-    ci = {**base, "low": low, "high": high, "n_valid_resamples": n_valid}
-    if n_valid == 0:
-        ci["reason"] = "the statistic is undefined on every resample"
-    return ci
+    return _mode_analysis(task, result, mode, items, {}, unit_of_item, n_units, unit, settings,
+                          metric=task.headline)["ci"]
 
 
 def finish_results(benchmark: Benchmark, task: TaskSpec, rows: Sequence[Mapping[str, Any]],

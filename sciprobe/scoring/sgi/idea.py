@@ -30,6 +30,7 @@ paper (decisions, documented in the metric card):
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import math
 import re
@@ -667,8 +668,6 @@ def _objective_terms_once(generated: Mapping[str, Any], reference: Mapping[str, 
     if embedder is not None:  # a caller's own embedder: computed every time
         return objective_terms(generated, reference, mode=mode, embedder=embedder,
                                keyword_threshold=keyword_threshold)
-    import hashlib  # the key is a digest: a full cache holds no texts
-
     digest = hashlib.sha256(repr((generated, reference)).encode("utf-8", "surrogatepass")).digest()
     key = (mode, keyword_threshold, digest)
     terms = _TERMS.get(key)
