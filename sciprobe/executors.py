@@ -196,9 +196,13 @@ class PrivateLocalCluster:
 
         self.folder = Path(tempfile.mkdtemp(prefix="sciprobe-ray-"))  # short: Ray's socket paths live in it
         self.token_file = self.folder / "auth_token"
-        descriptor = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(descriptor, "w") as out:
-            out.write(secrets.token_hex(32))
+        try:
+            descriptor = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(descriptor, "w") as out:
+                out.write(secrets.token_hex(32))
+        except BaseException:
+            self.close()
+            raise
         self._saved_env: dict[str, str | None] = {}
         self._saved_cluster_flag: Any = None
 
@@ -212,7 +216,7 @@ class PrivateLocalCluster:
         return {"_temp_dir": str(self.folder / "ray"), "_node_ip_address": LOOPBACK, "include_dashboard": False,
                 "dashboard_host": LOOPBACK}
 
-    def enter(self, ray: Any) -> None:
+    def enter(self) -> None:
         """Set the environment (and Ray's already imported flag) before ``ray.init()``."""
         for key, value in self.environment.items():
             self._saved_env[key] = os.environ.get(key)
@@ -235,7 +239,10 @@ class PrivateLocalCluster:
         for folder, subfolders, _ in os.walk(self.folder):
             for name in subfolders:
                 path = os.path.join(folder, name)
-                status = os.lstat(path)
+                try:
+                    status = os.lstat(path)
+                except FileNotFoundError:
+                    continue
                 if stat.S_ISDIR(status.st_mode) and status.st_mode & 0o022 and status.st_uid == os.geteuid():
                     os.chmod(path, 0o700)
 
@@ -301,7 +308,7 @@ class RayExecutor(Executor):
             try:
                 if self.address is None and not joins_running_cluster():
                     private = self.private_cluster = PrivateLocalCluster()
-                    private.enter(ray)
+                    private.enter()
                     options.update(private.init_options())
                 self._init(ray, options)
                 if private is not None:
