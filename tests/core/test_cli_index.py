@@ -352,3 +352,15 @@ def test_a_fifo_in_place_of_the_index_does_not_hang(tmp_path) -> None:
     cold = _run(tmp_path, "tasks", "--json")  # a reader blocked on the FIFO would time out here
     assert cold["status"] == 0 and json.loads(cold["output"]) == index_module.cli_index()["tasks"]
     assert path.is_file()  # replaced by the index
+
+
+def test_an_index_folder_that_is_a_symlink_is_neither_read_nor_written(home, computations, tmp_path) -> None:
+    path = _planted_copy(home, lambda stored: None)
+    elsewhere = tmp_path / "elsewhere"
+    path.parent.rename(elsewhere)  # e.g. planted in a shared home, pointing at a folder of ours
+    path.parent.symlink_to(elsewhere, target_is_directory=True)
+    planted = (elsewhere / path.name).read_bytes()
+    for calls in (2, 3):
+        assert index_module.cli_index()["commands"]["sgibench"]["help"] != "PLANTED"
+        assert len(computations) == calls and (elsewhere / path.name).read_bytes() == planted
+    assert [p.name for p in elsewhere.iterdir()] == [path.name]
