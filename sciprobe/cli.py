@@ -274,7 +274,9 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
         sub.add_parser(name, help=help_text, configure=configure)
     # each benchmark's own commands (its declaration's hook); their modules load only when they run
     for name, command in (_benchmark_commands() if benchmark_commands else {}).items():
-        extra = sub.add_parser(name, help=command["help"], add_help=False, prefix_chars="\0")
+        if name in COMMANDS or name in MODULE_COMMANDS:  # a built-in's name: the built-in runs (_handler)
+            continue
+        extra = sub.add_parser(name, help=command["help"].replace("%", "%%"), add_help=False, prefix_chars="\0")
         extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     sub.add_parser("model-path", help="convert the bundled model once and print its folder "
