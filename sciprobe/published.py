@@ -26,14 +26,16 @@ File format (YAML, ``format: 1``)::
       - {model: ..., task: ..., metric: ..., value: "0.176", scale: unit, source: {table: ..., row: ...}}
 
 A cell's record merges, in this order, the file's ``setting``, the table's fields, its column's, its row's, its
-markers' and the row's ``cells`` entry for it (a column and its row may not both set the same field; the last
-layer that sets ``comparable`` decides, so a row can be the exception to its table). Fields: ``model``, ``task`` and ``metric``
-(sciprobe's names: a task of the declaration or one of its ``aggregates``, a score key with a declared range in
-:mod:`sciprobe.scoring.ranges`), ``scale``, ``setting`` (``mode``, ``shots``, ``prompts``, ``judge``, ``data``,
-``subset``, ``group`` ``{breakdown: group}``, ``n_items``), ``comparable`` / ``reason`` and ``note``. A number
-that can never correspond to a sciprobe run (no such task or metric, another model's result printed in this
-model's row, an approximate value, a copy error) is ``comparable: false`` with the reason; it is listed, never
-compared. An unstated setting is null: the comparison decides what an unknown setting means.
+markers' and the row's ``cells`` entry for it. A column and its row may not both set the same field; the last
+layer that sets ``comparable`` decides, so a row can be the exception to its table.
+
+Fields: ``model``; ``task`` and ``metric`` in sciprobe's names (a task of the declaration or one of its
+``aggregates``; a score key with a declared range in :mod:`sciprobe.scoring.ranges`); ``scale``; ``setting``
+(``mode``, ``shots``, ``prompts``, ``judge``, ``data``, ``subset``, ``group`` as ``{breakdown: group}``,
+``n_items``); ``comparable`` with ``reason``; ``note``. A number that can never correspond to a sciprobe run (no
+such task or metric, another model's result printed in this model's row, an approximate value, a copy error) is
+``comparable: false`` with the reason: it is listed, never compared. An unstated setting is null (``subset`` null:
+the whole test set); the comparison decides what an unknown setting means.
 
 The file is read like any untrusted file: a regular file, at most MAX_FILE_BYTES, no YAML anchors or aliases,
 every key known, every string printable; a problem is one line naming the table, row and column.
@@ -67,6 +69,7 @@ MAX_STRING = 400
 SCALES: dict[str, tuple[float, float]] = {
     "unit": (0.0, 1.0), "percent": (0.0, 100.0), "judge_1_10": (1.0, 10.0), "rating_1_5": (1.0, 5.0),
     "correlation": (-1.0, 1.0), "r2": (-math.inf, 1.0), "seconds": (0.0, math.inf), "count": (0.0, math.inf),
+    "non_negative": (0.0, math.inf),
     "signed": (-math.inf, math.inf),
 }
 #: cells that report nothing (a model without that task)
@@ -276,7 +279,7 @@ def _setting(spec: Mapping[str, Any], where: str) -> Setting:
 
 
 def _merge(layers: Sequence[tuple[str, Mapping[str, Any]]], where: str) -> dict[str, Any]:
-    """The fields of a cell, later layers first; a column and its row may not both set one field."""
+    """The fields of a cell from its layers, in order; a column and its row may not both set one field."""
     merged: dict[str, Any] = {"setting": {}, "notes": [], "reasons": []}
     owner: dict[str, str] = {}
     for layer, fields in layers:
@@ -307,6 +310,44 @@ def _claim(owner: dict[str, str], key: str, layer: str, where: str) -> None:
     if {owner.get(key), layer} == {"column", "row"}:
         raise SciprobeError(f"{where}: both the column and the row set {key}")
     owner[key] = layer
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """A printed table's layout: its columns (label, fields), markers, rows, and the fields every cell shares."""
+
+    source: str
+    where: str
+    columns: list[tuple[str, Mapping[str, Any]]]
+    rows: list[Any]
+    markers: dict[str, Mapping[str, Any]]
+    fields: dict[str, Any]
+    rows_are: str | None
+    plus_minus: str | None
+
+    @classmethod
+    def read(cls, table: Any, where: str, name: str) -> _Grid:
+        spec = _mapping(table, where, "table", ("source", "rows_are", "columns", "rows", "markers", "plus_minus",
+                                                *_FIELDS))
+        source = _text(spec.get("source"), where, "source")
+        where = f"{name}: {source}"
+        if spec.get("rows_are") not in (None, "models"):
+            raise SciprobeError(f"{where}: rows_are must be 'models' or absent")
+        columns, rows = spec.get("columns"), spec.get("rows")
+        if not isinstance(columns, list) or not columns or not isinstance(rows, list) or not rows:
+            raise SciprobeError(f"{where}: columns and rows must be non-empty lists")
+        layout = []
+        for number, column in enumerate(columns, 1):
+            column = _mapping(column, f"{where} column {number}", "column", ("label", *_FIELDS))
+            label = _text(column.get("label"), f"{where} column {number}", "label")
+            layout.append((label, {k: v for k, v in column.items() if k != "label"}))
+        if len({label for label, _ in layout}) != len(layout):
+            raise SciprobeError(f"{where}: two columns have the same label")
+        glyphs = spec.get("markers") or {}
+        markers = {_text(glyph, where, "marker"): _mapping(fields, where, f"marker {glyph}", _FIELDS)
+                   for glyph, fields in _mapping(glyphs, where, "markers", [str(g) for g in glyphs]).items()}
+        return cls(source, where, layout, rows, markers, {k: v for k, v in spec.items() if k in _FIELDS},
+                   spec.get("rows_are"), _text(spec.get("plus_minus"), where, "plus_minus", optional=True))
 
 
 class _File:
@@ -344,53 +385,34 @@ class _File:
 
     def _table(self, table: Any, index: int, defaults: tuple[str, Mapping[str, Any]]
                ) -> tuple[TableShape, list[PublishedResult]]:
-        where = f"{self.name}: tables[{index}]"
-        spec = _mapping(table, where, "table", ("source", "rows_are", "columns", "rows", "markers", "plus_minus",
-                                                *_FIELDS))
-        source = _text(spec.get("source"), where, "source")
-        where = f"{self.name}: {source}"
-        rows_are = spec.get("rows_are")
-        if rows_are not in (None, "models"):
-            raise SciprobeError(f"{where}: rows_are must be 'models' or absent")
-        columns, rows = spec.get("columns"), spec.get("rows")
-        if not isinstance(columns, list) or not columns or not isinstance(rows, list) or not rows:
-            raise SciprobeError(f"{where}: columns and rows must be non-empty lists")
-        columns = [_mapping(c, f"{where} column {i + 1}", "column", ("label", *_FIELDS)) for i, c in enumerate(columns)]
-        markers = {_text(glyph, where, "marker"): _mapping(fields, where, f"marker {glyph}", _FIELDS)
-                   for glyph, fields in _mapping(spec.get("markers"), where, "markers",
-                                                 [str(k) for k in spec.get("markers") or {}]).items()}
-        plus_minus = _text(spec.get("plus_minus"), where, "plus_minus", optional=True)
-        table_fields = {k: v for k, v in spec.items() if k in _FIELDS}
+        grid = _Grid.read(table, f"{self.name}: tables[{index}]", self.name)
         results, blank, labels = [], 0, set()
-        column_labels = [_text(c.get("label"), where, "column label") for c in columns]
-        for row in rows:
-            label, values, row_fields = self._row(row, where, rows_are)
+        for row in grid.rows:
+            label, values, row_fields = self._row(row, grid.where, grid.rows_are)
             if label in labels:
-                raise SciprobeError(f"{where}: row {label!r} appears twice")
+                raise SciprobeError(f"{grid.where}: row {label!r} appears twice")
             labels.add(label)
-            if len(values) != len(columns):
-                raise SciprobeError(f"{where} row {label!r}: {len(values)} values for {len(columns)} columns")
-            cells = _mapping(row_fields.pop("cells", None), f"{where} row {label!r}", "cells", column_labels)
-            cells = {c: _mapping(f, f"{where} row {label!r} column {c!r}", "cell", _FIELDS) for c, f in cells.items()}
-            for column, cell in zip(columns, values):
-                column_label = _text(column.get("label"), where, "column label")
-                cell_where = f"{where} row {label!r} column {column_label!r}"
+            row_where = f"{grid.where} row {label!r}"
+            if len(values) != len(grid.columns):
+                raise SciprobeError(f"{row_where}: {len(values)} values for {len(grid.columns)} columns")
+            cells = _mapping(row_fields.pop("cells", None), row_where, "cells", [c for c, _ in grid.columns])
+            if grid.rows_are == "models":
+                row_fields = {"model": label, **row_fields}
+            for (column, column_fields), cell in zip(grid.columns, values):
+                where = f"{row_where} column {column!r}"
                 if not isinstance(cell, str):
-                    raise SciprobeError(f"{cell_where}: write the value as printed, quoted (got {cell!r})")
+                    raise SciprobeError(f"{where}: write the value as printed, quoted (got {cell!r})")
                 if cell.strip() in NOT_REPORTED:
                     blank += 1
                     continue
-                number, plus, glyphs = _parse_cell(cell, markers, plus_minus is not None, cell_where)
-                layers = [defaults, ("table", table_fields),
-                          ("column", {k: v for k, v in column.items() if k != "label"}), ("row", row_fields),
-                          *(("marker", markers[g]) for g in glyphs), ("cell", cells.get(column_label, {}))]
-                if rows_are == "models":
-                    layers.insert(3, ("row", {"model": label}))
-                notes = [f"± is the {plus_minus}"] if plus is not None else []
-                results.append(self._result(_merge(layers, cell_where), number, cell.strip(), plus, notes,
-                                            Source(self.paper, source, label, column_label, self.url), cell_where))
-        shape = TableShape(source, len(rows), len(columns), len(results), blank)
-        return shape, results
+                number, plus, glyphs = _parse_cell(cell, grid.markers, grid.plus_minus is not None, where)
+                layers = [defaults, ("table", grid.fields), ("column", column_fields), ("row", row_fields),
+                          *(("marker", grid.markers[g]) for g in glyphs),
+                          ("cell", _mapping(cells.get(column), where, "cell", _FIELDS))]
+                notes = [f"± is the {grid.plus_minus}"] if plus is not None else []
+                results.append(self._result(_merge(layers, where), number, cell.strip(), plus, notes,
+                                            Source(self.paper, grid.source, label, column, self.url), where))
+        return TableShape(grid.source, len(grid.rows), len(grid.columns), len(results), blank), results
 
     def _row(self, row: Any, where: str, rows_are: str | None) -> tuple[str, list[Any], Mapping[str, Any]]:
         if isinstance(row, list):
