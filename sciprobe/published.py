@@ -204,13 +204,14 @@ def read_published(path: Path, benchmark: str) -> PublishedFile:
 def _load_yaml(path: Path) -> Any:
     import yaml
 
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:  # no symlink followed; non-blocking so that a FIFO is refused instead of waited on
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise SciprobeError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SciprobeError(f"{path.name}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise SciprobeError(f"{path.name}: not a regular file")
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise SciprobeError(f"{path.name}: larger than {MAX_FILE_BYTES} bytes")
