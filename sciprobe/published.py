@@ -57,7 +57,7 @@ from typing import Any
 
 from sciprobe.errors import SciprobeError
 
-__all__ = ["FILE_NAME", "SCALES", "PublishedFile", "PublishedResult", "Setting", "Source", "TableShape",
+__all__ = ["FILE_NAME", "SCALES", "Paper", "PublishedFile", "PublishedResult", "Setting", "Source", "TableShape",
            "cmd_paper", "configure_paper_parser", "published_file", "published_path", "published_results",
            "read_published"]
 
@@ -160,9 +160,16 @@ class TableShape:
 
 
 @dataclass(frozen=True)
+class Paper:
+    title: str
+    version: str                     # e.g. arXiv:2507.15736v3
+    url: str | None = None
+
+
+@dataclass(frozen=True)
 class PublishedFile:
     benchmark: str
-    paper: Source                    # paper, title (as ``table``) and url
+    paper: Paper
     results: tuple[PublishedResult, ...]
     tables: tuple[TableShape, ...] = field(default_factory=tuple)
 
@@ -219,12 +226,14 @@ def _load_yaml(path: Path) -> Any:
         text = raw.decode("utf-8")
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         # anchors and aliases let a small file expand into a huge structure; transcriptions need neither
-        if any(isinstance(event, (yaml.AliasEvent,)) or getattr(event, "anchor", None)
+        if any(isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None)
                for event in yaml.parse(text, Loader=loader)):
             raise SciprobeError(f"{path.name}: YAML anchors and aliases are not allowed")
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
     except UnicodeDecodeError:
         raise SciprobeError(f"{path.name}: not UTF-8 text") from None
+    except RecursionError:
+        raise SciprobeError(f"{path.name}: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -381,8 +390,7 @@ class _File:
         if not results:
             raise SciprobeError(f"{self.name}: no published numbers")
         _check_conflicts(results, self.name)
-        return PublishedFile(self.benchmark.name, Source(self.paper, title, "", None, self.url), tuple(results),
-                             tuple(shapes))
+        return PublishedFile(self.benchmark.name, Paper(title, self.paper, self.url), tuple(results), tuple(shapes))
 
     def _table(self, table: Any, index: int, defaults: tuple[str, Mapping[str, Any]]
                ) -> tuple[TableShape, list[PublishedResult]]:
@@ -561,10 +569,9 @@ def cmd_paper(args: argparse.Namespace) -> int:
     if args.model:
         results = [r for r in results if args.model.casefold() in r.model.casefold()]
     if args.json:
-        print(json.dumps({"benchmark": loaded.benchmark, "paper": {"title": loaded.paper.table,
-                                                                   "version": loaded.paper.paper,
-                                                                   "url": loaded.paper.url},
-                          "results": [r.as_dict() for r in results]}, indent=2, ensure_ascii=False))
+        paper = {"title": loaded.paper.title, "version": loaded.paper.version, "url": loaded.paper.url}
+        print(json.dumps({"benchmark": loaded.benchmark, "paper": paper, "results": [r.as_dict() for r in results]},
+                         indent=2, ensure_ascii=False))
     else:
         print(format_published(loaded, results))
     return 0
@@ -591,7 +598,7 @@ def format_published(loaded: PublishedFile, results: Sequence[PublishedResult]) 
             mark = f"no [{reasons.setdefault(r.reason or '', len(reasons) + 1)}]"
         rows.append({"model": r.model, "task": r.task or "-", "metric": r.metric, "value": r.printed,
                      "setting": r.setting.describe(), "source": r.source.describe(), "comparable": mark})
-    header = (f"{loaded.paper.table} ({loaded.paper.paper}): {len(results)} published number(s), "
+    header = (f"{loaded.paper.title} ({loaded.paper.version}): {len(results)} published number(s), "
               f"{sum(r.comparable for r in results)} comparable")
     footnotes = [f"[{n}] {reason}" for reason, n in reasons.items()]
     return "\n".join([header, "", format_table(rows), *([""] + footnotes if footnotes else [])])

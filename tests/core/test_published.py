@@ -33,7 +33,7 @@ def _rows(benchmark: str, table: str) -> list[PublishedResult]:
 def test_every_benchmark_has_published_numbers(benchmark: str) -> None:
     loaded = published_file(benchmark)
     assert [len(loaded.results), sum(r.comparable for r in loaded.results)] == CASES["counts"][benchmark]
-    assert loaded.paper.paper and loaded.paper.table  # version and title
+    assert loaded.paper.version and loaded.paper.title
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
@@ -100,7 +100,8 @@ def test_the_sgi_tables_agree_with_their_own_arithmetic() -> None:
         dims = [values[d] for d in ("effectiveness", "novelty", "detailedness", "feasibility")]
         assert sum(dims) / 4 == pytest.approx(values["final"], abs=0.011), model
         assert values["final"] == table5[model]["idea_generation"], model
-    sizes = {"Signal Perception": 28, "Attribute Understanding": 64, "Comparative Reasoning": 175, "Causal Reasoning": 24}
+    sizes = {"Signal Perception": 28, "Attribute Understanding": 64, "Comparative Reasoning": 175,
+             "Causal Reasoning": 24}  # the reasoning types' item counts (spec sgibench.md §1.5)
     table13: dict[str, int] = {}
     for r in _rows("sgibench", "Table 13"):
         items = r.value * sizes[r.setting.group[1]] / 100
@@ -181,6 +182,13 @@ def test_only_a_regular_file_of_bounded_size_is_read(tmp_path: Path, monkeypatch
     (tmp_path / "latin1.yaml").write_bytes("format: 1 # caf\xe9".encode("latin-1"))
     with pytest.raises(SciprobeError, match="not UTF-8"):
         read_published(tmp_path / "latin1.yaml", "idrbench")
+
+
+def test_deep_nesting_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "published.yaml"
+    path.write_text("format: 1\npaper: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(SciprobeError, match="not valid YAML|nested too deeply"):
+        read_published(path, "idrbench")
 
 
 def test_paper_json_lists_the_table_2_and_random_baseline_rows(capsys) -> None:
