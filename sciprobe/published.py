@@ -473,14 +473,15 @@ class _File:
         low, high = SCALES[scale]
         if not low <= value <= high:
             raise SciprobeError(f"{where}: {printed} is outside the {scale} scale")
-        self._check_declared(task, metric, value, setting, comparable, where)
+        self._check_declared(task, metric, value, scale, setting, comparable, where)
         notes = tuple(_text(n, where, "note") for n in merged["notes"]) + tuple(extra_notes)
         return PublishedResult(self.benchmark.name, model, task, metric, value, printed, scale, setting, source,
                                comparable, "; ".join(reasons) or None, notes, plus)
 
-    def _check_declared(self, task: str | None, metric: str, value: float, setting: Setting, comparable: bool,
-                        where: str) -> None:
-        """Task, metric, mode, shots and group exist in the declaration; the value lies in the metric's range."""
+    def _check_declared(self, task: str | None, metric: str, value: float, scale: str, setting: Setting,
+                        comparable: bool, where: str) -> None:
+        """Task, metric, mode, shots and group exist in the declaration; the printed scale is the metric's and the
+        value lies in its range."""
         from sciprobe.scoring.ranges import score_range
 
         benchmark = self.benchmark
@@ -510,7 +511,14 @@ class _File:
                 raise SciprobeError(f"{where}: {family} declares no metric {metric!r} (sciprobe/scoring/ranges.py)")
             if setting.group and spec is not None and setting.group[0] not in {b.name for b in spec.breakdowns}:
                 raise SciprobeError(f"{where}: {task} has no breakdown {setting.group[0]!r}")
-        if declared is not None and not declared.contains(value):
+        if declared is None:
+            return
+        low, high = SCALES[scale]
+        bounded = math.isfinite(declared.low) and math.isfinite(declared.high)
+        if low < declared.low or high > declared.high or (bounded and (low, high) != (declared.low, declared.high)):
+            # e.g. a percent printed for a 0-1 metric: the value would be compared 100 times too large
+            raise SciprobeError(f"{where}: the {scale} scale is not {family} {metric}'s range {declared.describe()}")
+        if not declared.contains(value):
             raise SciprobeError(f"{where}: {value:g} is outside {family} {metric}'s range {declared.describe()}")
 
 

@@ -60,6 +60,8 @@ def test_every_row_is_valid_against_the_declaration(benchmark: str) -> None:
             assert r.setting.group is None or r.setting.group[0] in {b.name for b in task.breakdowns}, where
         declared_range = score_range(family, r.metric, r.setting.mode)
         assert declared_range is not None and declared_range.contains(r.value), where
+        if math.isfinite(declared_range.low) and math.isfinite(declared_range.high):  # printed on the metric's scale
+            assert SCALES[r.scale] == (declared_range.low, declared_range.high), where
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
