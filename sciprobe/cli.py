@@ -38,6 +38,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
   sciprobe compare A.json B.json                              # paired difference, interval and test per task
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
+  sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
@@ -57,6 +58,7 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("sciprobe.baselines", "score a benchmark's reference baselines (no model)"),
     "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
     "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
+    "paper": ("sciprobe.published", "the numbers a benchmark's paper reports, with task, metric, setting and source"),
 }
 
 

@@ -296,6 +296,9 @@ class Benchmark:
     # other names a task answers to, {alias: task name} (e.g. a name the upstream release adopted later); results
     # are keyed by the task's own name
     aliases: dict[str, str] = field(default_factory=dict)
+    # benchmark-level scores that combine tasks, {name: metric family} (SGI-Bench's SGI-Score): named like a task in
+    # summary rows (``sgibench:sgi_score``) and in the papers' published numbers (``sciprobe.published``)
+    aggregates: dict[str, str] = field(default_factory=dict)
     # the pinned upstream code (official mode reproduces it; shown on the dataset and metric cards); None: no
     # public upstream code
     upstream: Upstream | None = None

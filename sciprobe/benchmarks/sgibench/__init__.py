@@ -410,6 +410,7 @@ BENCHMARK = Benchmark(
           "dry_experiment": {"limit": 1, "modes": ["official"]}, "wet_experiment": {"limit": 1, "modes": ["official"]},
           "experimental_reasoning": {"limit": 1, "modes": ["official"]}},
     summary_rows="sciprobe.benchmarks.sgibench.demo:sgi_score_rows",
+    aggregates={"sgi_score": "sgi_score"},  # the mean of the five components (sciprobe.scoring.sgi.overall)
     upstream=UPSTREAM,
     upstream_logs="sciprobe.benchmarks.sgibench.upstream_logs:read_logs",
     baselines="sciprobe.benchmarks.sgibench.baselines:baselines",
