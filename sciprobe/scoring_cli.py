@@ -86,7 +86,10 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
         from sciprobe.replay import MultiTurnTask
 
         raise MultiTurnTask(refusal)
-    loaded = load_task_data(benchmark, task, data)
+    # the bundled sample as `evaluate --prompts upstream` builds it (the release text upstream sends), so the two
+    # name the same data
+    release_text = benchmark.upstream.release_text_options if prompts == "upstream" and benchmark.upstream else None
+    loaded = load_task_data(benchmark, task, data, sample_options=dict(release_text) if release_text else None)
     ids = [row_item_id(benchmark, task, r) for r in loaded.rows]
     preds = read_predictions(predictions, ids)
     missing = missing_items(ids, preds)

@@ -93,9 +93,10 @@ def read_regular_file(path: Path, what: str, max_bytes: int = MAX_UPSTREAM_FILE_
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise SciprobeError(f"cannot read {what} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SciprobeError(f"{what} is not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SciprobeError(f"{what} is not a regular file")
         try:
             data = handle.read(max_bytes + 1)
         except OSError as exc:
