@@ -222,8 +222,8 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
         data.rows = [r for r in data.rows if str(r["id"]) in request.items]
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
             "dataset_fingerprint": data.fingerprint, "dataset_revision": data.revision,
-            "prompt_version": (f"upstream:{benchmark.upstream.label}" if prompts.provenance and benchmark.upstream
-                               else benchmark.prompt_version),
+            "prompt_version": (f"{prompts.name}:{benchmark.upstream.label}"
+                               if prompts.provenance and benchmark.upstream else benchmark.prompt_version),
             **prompts.record(), "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": limit, "executor": request.executor}

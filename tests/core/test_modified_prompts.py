@@ -95,6 +95,7 @@ def test_allowed_modified_templates_are_labelled_in_results_summary_and_stderr(t
     _, results = _results(tmp_path)
     prov = results["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]
     assert prov["prompt_set"] == "upstream-modified"
+    assert prov["prompt_version"] == "upstream-modified:project-ai4science/irllm-framework@aa621e4"
     assert prov["upstream_prompts"]["files"]["utils.py"]["matches_pin"] is False
     assert "differs from" in prov["prompt_warnings"][0]
 
