@@ -104,6 +104,10 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--upstream-dir", metavar="DIR",
                         help="with --prompts upstream: a local copy of the upstream files at their repository paths "
                              "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+    parser.add_argument("--allow-modified-prompts", action="store_true",
+                        help="with --prompts upstream: run templates whose sha256 differs from the pin (refused "
+                             "otherwise); the results are labelled upstream-modified everywhere, never ranked with "
+                             "the upstream or sciprobe prompts")
 
 
 def _add_executor(parser: argparse.ArgumentParser) -> None:
@@ -385,7 +389,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 max_cost=args.max_cost, executor=args.executor,
                                 meter=sys.stderr.isatty() if args.meter is None else args.meter,
                                 prompts=args.prompts,
-                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
+                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
+                                allow_modified_prompts=args.allow_modified_prompts)
     if args.dry_run:
         from sciprobe.plan import format_plan, plan_run
 
@@ -444,7 +449,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
                                model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
                                max_calls=args.max_calls, max_cost=args.max_cost, prompts=args.prompts,
                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
-                               partial=args.partial)
+                               partial=args.partial, allow_modified_prompts=args.allow_modified_prompts)
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)

@@ -130,6 +130,10 @@ class Upstream:
     commit: str                                 # the full 40-hex commit
     prompt_files: Mapping[str, str] = field(default_factory=dict)
     note: str = ""                              # what else the cards should say (e.g. a later upstream change used)
+    # the reader options (``Benchmark.source_options``) under which the built text is the text upstream sends, and
+    # how to build with them: ``--prompts upstream`` builds the bundled sample with them and flags other data
+    release_text_options: Mapping[str, Any] = field(default_factory=dict)
+    release_text_build: str = ""
 
     @property
     def label(self) -> str:

@@ -86,7 +86,8 @@ ABOUT = """
   dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
   replaces the cell.
   Runs with upstream's own prompts (column *Prompts*) are separate rows, listed after and never ranked with the
-  runs on sciprobe's prompts.
+  runs on sciprobe's prompts; runs on upstream templates that differ from the pinned ones (`upstream-modified`)
+  come last, ranked only among themselves.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, with its 95% confidence interval (column `… 95% CI`:

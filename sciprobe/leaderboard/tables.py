@@ -3,8 +3,9 @@
 One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set, prompt
 set) — results scored on a different dataset revision or benchmark version never share a row; the ``Revision``
 column shows the hub revision (or ``files:<checksum>`` for a local dataset folder), ``Prompts`` the prompt set
-(sciprobe's own wording or upstream's templates): the two sets are never ranked together (sciprobe's rows first,
-then the upstream-prompt rows, each ranked on its own). Every table has, per task, the headline metric of the chosen
+(sciprobe's own wording, upstream's templates, or upstream templates that differ from the pin): the sets are never
+ranked together (sciprobe's rows first, then the upstream-prompt rows, then the ``upstream-modified`` ones, each
+ranked on its own). Every table has, per task, the headline metric of the chosen
 mode, its 95% bootstrap interval (``<score column> 95% CI``: ``[low, high]`` or ``n/a``,
 :mod:`~sciprobe.leaderboard.intervals`) and its coverage (``scored/total``) next to it; the overview adds a coverage
 sum. Reference baselines (:mod:`~sciprobe.leaderboard.reference`) are rows of ``Type`` "reference baseline", listed
@@ -276,13 +277,21 @@ def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[s
     }
 
 
+def prompt_set_rank(name: str) -> int:
+    """Where a prompt set's rows are listed: sciprobe's, upstream's, modified upstream templates, anything else."""
+    from sciprobe.upstream import RECORDED_PROMPT_SETS
+
+    return RECORDED_PROMPT_SETS.index(name) if name in RECORDED_PROMPT_SETS else len(RECORDED_PROMPT_SETS)
+
+
 def ranked_order(frame: Any, score_cols: Sequence[str]) -> Any:
-    """Models first, by score, each prompt set ranked on its own (sciprobe's prompts first, then upstream's); the
-    reference rows last, never among the models (sorted by score among themselves)."""
+    """Models first, by score, each prompt set ranked on its own (sciprobe's prompts first, then upstream's, then
+    modified upstream templates); the reference rows last, never among the models (sorted by score among
+    themselves)."""
     if frame.empty:
         return frame
     frame = frame.assign(_reference=(frame[TYPE_COLUMN] != MODEL_TYPE).astype(int),
-                         _prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int))
+                         _prompts=frame["Prompts"].map(prompt_set_rank).astype(int))
     keys = ["_reference", "_prompts", *score_cols, "Model"]
     ascending = [True, True, *(False for _ in score_cols), True]
     return frame.sort_values(keys, ascending=ascending, na_position="last").drop(columns=["_reference", "_prompts"])

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sciprobe.declaration import Upstream
+from sciprobe.errors import SciprobeError
 
 DEEP_RESEARCH_PATH = "evaluation/task_1_deep_research/step_1_get_answer.py"
 IDEA_PATH = "evaluation/task_2_idea_generation/step_1_get_answer.py"
@@ -71,7 +72,10 @@ def wet_prompts(texts: Any) -> dict:
 
 
 def idea_prompts(texts: Any) -> dict:
-    example = json.dumps(texts.constant(IDEA_PATH, "example", dict), indent=4)
+    try:
+        example = json.dumps(texts.constant(IDEA_PATH, "example", dict), indent=4)
+    except (TypeError, ValueError, RecursionError) as exc:  # a literal JSON cannot hold (a set, bytes, deep nesting)
+        raise SciprobeError(f"{UPSTREAM.label}:{IDEA_PATH}: example is not JSON ({type(exc).__name__})") from None
 
     def build(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> Messages:
         return _messages(row["question"] + f"\n\n### Example:\n```json\n{example}\n```")
