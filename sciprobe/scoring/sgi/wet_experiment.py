@@ -316,8 +316,12 @@ def align_actions(gt: Sequence[str], pred: Sequence[str]) -> list[tuple[int, int
     a, b = [normalise_action(x) for x in gt], [normalise_action(x) for x in pred]
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, name in enumerate(a):
+        above, row = table[i], table[i + 1]  # locals and no max() call: a long answer makes this loop long
         for j, other in enumerate(b):
-            table[i + 1][j + 1] = table[i][j] + 1 if name == other else max(table[i][j + 1], table[i + 1][j])
+            if name == other:
+                row[j + 1] = above[j] + 1
+            else:
+                row[j + 1] = above[j + 1] if above[j + 1] >= row[j] else row[j]
     pairs = []
     i, j = len(a), len(b)
     while i and j:
