@@ -248,6 +248,9 @@ class TaskSpec:
     # the headline of one mode as a statistic over items, ``item_scores(records, mode, report, headline) ->
     # ItemScores`` (None when that mode has no headline number): confidence intervals, breakdowns, compare
     item_scores: Callable[[Sequence[Mapping[str, Any]], str, Any, str], ItemScores | None] | None = None
+    # metrics besides the headline that also get an interval and per-group scores in every results file
+    # (``other_ci`` / ``other_breakdowns``, docs/results.md); ``item_scores`` is called with each one's name
+    analysed_metrics: tuple[str, ...] = ()
     # a record field whose items share a source (e.g. the seed paper of I2R instances): the bootstrap resamples
     # these clusters instead of single items
     cluster_field: str | None = None

@@ -79,8 +79,8 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
                    *_REGRESSION],
     "sgi_score": [*_non_negative("aet", "n_*"),
                   *_percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*",
-                            "rv*", "ss", "pa", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty",
-                            "detailedness", "feasibility", "sgi_score")],
+                            "rv*", "ss", "pa", "soft_*", "ser", "objective_*", "win_rate_*", "effectiveness",
+                            "novelty", "detailedness", "feasibility", "sgi_score")],
 }
 
 

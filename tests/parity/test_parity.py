@@ -207,6 +207,54 @@ def _sgi_wet(case: dict) -> None:
         assert_same(item[key], want[key], key)
 
 
+_SOFT_FIELDS = {"action_sequence_similarity": "ss", "parameter_acc": "pa", "matched_action_count": "matched",
+                "action_recall": "action_recall", "action_precision": "action_precision",
+                "parameter_recall": "parameter_recall", "parameter_precision": "parameter_precision"}
+
+
+@checker("sgi_wet_soft")
+def _sgi_wet_soft(case: dict) -> None:
+    from sciprobe.scoring.sgi._common import official_model_answer
+    from sciprobe.scoring.sgi.wet_experiment import parse_protocol, score_item, soft_scores
+
+    spec, want = case["input"], case["upstream"]
+    answer = official_model_answer(spec["response"])
+    assert_same(answer, want["model_answer"], "model_answer")
+    gt, pred = parse_protocol(spec["reference"]), parse_protocol(answer)
+    soft = soft_scores(gt, pred)
+    for upstream_key, ours in _SOFT_FIELDS.items():
+        assert_same(getattr(soft, ours), want["soft"][upstream_key], upstream_key)
+    counts = {"gt_step_count": len(gt), "pred_step_count": len(pred), "length_gap": abs(len(gt) - len(pred)),
+              "missing_action_count": len(gt) - soft.matched, "extra_action_count": len(pred) - soft.matched}
+    for key, value in counts.items():
+        assert_same(value, want["soft"][key], key)
+    assert_same(soft.final, want["soft_final_score"], "soft_final_score")
+    item = score_item(spec["reference"], spec["response"], "official")
+    if "raised" in want:  # the script's strict scoring raises before the soft scores: a recorded failure
+        assert item["status"] == "upstream_crash"
+        assert (item["soft_ss"], item["soft_pa"], item["soft_final"]) == (0.0, 0.0, 0.0)
+        return
+    for key in ("soft_ss", "soft_pa", "soft_final"):
+        assert_same(item[key], want["soft_final_score"] if key == "soft_final" else
+                    want["soft"]["action_sequence_similarity" if key == "soft_ss" else "parameter_acc"], key)
+    assert_same([item["ss"], item["pa"]], [want["strict"]["ss"], want["strict"]["pa"]], "strict ss, pa (unchanged)")
+
+
+@checker("sgi_wet_soft_corpus")
+def _sgi_wet_soft_corpus(case: dict) -> None:
+    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+
+    spec, want = case["input"], case["upstream"]
+    report = wet_experiment_scores(spec["responses"], spec["references"], mode="official")
+    if "raised" in want:  # the script stops on an item whose protocols both parse to nothing
+        assert report.values["n_upstream_crash"] >= 1 and report.coverage.n_failed >= 1
+        return
+    for key in ("ss", "pa", "final", "soft_ss", "soft_pa", "soft_final"):  # upstream prints 0-1, sciprobe x100
+        assert_same(report.values[key], 100.0 * want[key], key)
+    for key in ("n_length_mismatch", "n_length_mismatch_soft_ss_nonzero"):
+        assert_same(report.values[key], want[key], key)
+
+
 @checker("sgi_reasoning")
 def _sgi_reasoning(case: dict) -> None:
     from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy, reasoning_validity
