@@ -366,8 +366,10 @@ CARD_SECTIONS = {
         "- Context budget: at most `context_chars` characters per prompt (default 6,000; abstracts clipped to "
         "600, at most 40 candidates); sections keep whole lines in a fixed order and share; what was cut is "
         "recorded per item (`context_cut`) and the budget in the provenance.",
-        "- Parsing: the `Ranking:` / count line (official), else candidate ids in order of mention or the "
-        "last number (tolerant); the parse path is recorded and counted (`n_parse_official`, "
+        "- Parsing (the same in every mode): the `Ranking:` / `Citations: N` / `Papers: N` line (official), else "
+        "the listed candidate ids in order of mention, or a last line that is a bare number with at most a short "
+        "label and the unit word (tolerant); a number inside prose or glued to letters (`8a615714`) is a parse "
+        "failure, never a forecast. The parse path is recorded and counted (`n_parse_official`, "
         "`n_parse_tolerant`). A predictions file (`{\"id\", \"prediction\"}`: ranked ids or a number) is scored "
         "as given.",
         "- `impact_prediction` (the newest upstream's name of T4) is an alias of `citation_prediction`: same "
