@@ -13,8 +13,8 @@ Modes:
 ``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping; a reply without a score
 (or a judge error) is excluded from the mean and counted in ``n_failed``.
 ``corrected``: the **last** ``Score:`` of the reply (a judge that writes "Score:" inside its reasoning is not
-mis-read), clamped to [1, 10]; decision: a failure scores ``failure_score`` (default 1, the scale minimum) so
-the mean stands on every item.
+mis-read) whose number is a whole token (``Score: 8a615714`` is no score), clamped to [1, 10]; decision: a
+failure scores ``failure_score`` (default 1, the scale minimum) so the mean stands on every item.
 
 Every report carries the judge id, the SHA-256 of the template and of the system message, the raw replies,
 and a percentile bootstrap 95% CI over items (1,000 resamples, seeded). Scores from different judges or
@@ -49,6 +49,8 @@ PLACEHOLDERS = ("{{reference_title}}", "{{reference_abstract}}", "{{generation_t
 SYSTEM_PROMPT = ("You are an experienced scientific reviewer who rates how closely a generated research paper "
                  "title and abstract matches a reference paper.")
 _OFFICIAL = re.compile(r"Score\s*:\s*([-+]?[0-9]+(?:\.\d+)?)", re.IGNORECASE)
+# corrected: the score must be a whole number token ("Score: 8a615714" is no 8; upstream's regex reads 8)
+_CORRECTED = re.compile(_OFFICIAL.pattern + r"(?![\w]|[.,]\d)", re.IGNORECASE)
 MODES = ("official", "corrected")
 
 Judge = Callable[[list[dict[str, str]]], str]
@@ -97,7 +99,7 @@ def parse_score(reply: str | None, mode: str = "official") -> float | None:
         raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
     if not reply:
         return None
-    matches = list(_OFFICIAL.finditer(reply)) if mode == "corrected" else [_OFFICIAL.search(reply)]
+    matches = list(_CORRECTED.finditer(reply)) if mode == "corrected" else [_OFFICIAL.search(reply)]
     matches = [m for m in matches if m is not None]
     if not matches:
         return None

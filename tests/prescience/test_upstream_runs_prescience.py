@@ -112,3 +112,16 @@ def test_import_generations_replays_upstreams_lacer_replies(tmp_path: Path) -> N
     assert official["lacer"] == sum(scored) / len(scored)  # upstream's mean over the scored records
     assert official["coverage"]["n_failed"] == 1  # the record whose judge call failed
     assert official["per_item_rougeL"][0] == 1.0 and official["n_generation_failed"] == 1
+
+
+@pytest.mark.parametrize("value", [True, "615714", "12"])
+def test_import_refuses_a_citation_forecast_that_is_no_json_number(value: object, tmp_path: Path, capsys) -> None:
+    """``float()`` read ``true`` as 1 citation and a string as a number; upstream's evaluate.py subtracts JSON
+    numbers."""
+    row = _rows("citation_prediction")[0]
+    logs = tmp_path / "impact.jsonl"
+    logs.write_text(json.dumps({"corpus_id": row["corpus_id"], "predicted_citations": value}) + "\n")
+    assert main(["import-upstream", "prescience", "--logs", str(logs), "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "not a finite JSON number" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

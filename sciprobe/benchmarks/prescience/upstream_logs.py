@@ -22,6 +22,7 @@ The model name comes from the metadata (``--model``) or the file name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,12 +73,14 @@ def _ranking(task: str, entry: Mapping[str, Any], row: Mapping[str, Any]) -> tup
 
 
 def _citation(entry: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A JSON number as upstream's ``evaluate.py`` subtracts it; a string or ``true`` is no forecast (``float``
+    would read ``"615714"`` or ``true`` as one), and NaN or infinity is no number."""
     value = entry.get("predicted_citations")
-    try:
-        prediction = None if value is None else float(value)
-    except (TypeError, ValueError):
-        raise SciprobeError(f"citation item {row['corpus_id']!r}: predicted_citations {value!r} is not a number") \
-            from None
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value)):
+        raise SciprobeError(f"citation item {row['corpus_id']!r}: predicted_citations {value!r} is not a finite "
+                            "JSON number")
+    prediction = None if value is None else float(value)
     return {"id": str(row["corpus_id"]), "gold": row["label_12m"], "prediction": prediction, "error": None}, False
 
 
