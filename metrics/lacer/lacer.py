@@ -16,9 +16,10 @@ _DESCRIPTION = """\
 LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the
 gold paper, with five lattices of exemplars in the prompt (PreScience, Appendix E.5). The template is read from
 `template_path` (the upstream file); the judge is a callable `messages -> reply`, or stored `replies` are
-re-scored without calling a judge. Official mode: first `Score:` match, no clamping, failures excluded from the
-mean; corrected mode: last `Score:` match clamped to [1, 10], failures scored 1. Judge id and prompt hashes are
-returned for provenance; scores from different judges are not comparable.
+re-scored without calling a judge. Official mode: first `Score:` match, no clamping; corrected mode: last
+`Score:` match (a whole number token) clamped to [1, 10]. In both modes a reply without a score is a failure,
+left out of the mean and counted in `n_failed`. Judge id and prompt hashes are returned for provenance; scores
+from different judges are not comparable.
 """
 
 _KWARGS_DESCRIPTION = """

@@ -10,11 +10,14 @@ local server, or a mock in tests); the system message is sciprobe's own wording.
 Modes:
 
 ``official`` (``lacer_score.py``): the **first** ``Score:`` match of
-``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping; a reply without a score
-(or a judge error) is excluded from the mean and counted in ``n_failed``.
+``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping.
 ``corrected``: the **last** ``Score:`` of the reply (a judge that writes "Score:" inside its reasoning is not
-mis-read) whose number is a whole token (``Score: 8a615714`` is no score), clamped to [1, 10]; decision: a
-failure scores ``failure_score`` (default 1, the scale minimum) so the mean stands on every item.
+mis-read) whose number is a whole token (``Score: 8a615714`` is no score), clamped to [1, 10].
+
+In every mode a reply without a score (or a judge error) is a failure: never a score, left out of the mean and
+counted in ``n_failed`` (upstream sets ``lacer_error`` and excludes the record). A judge that gave no verdict says
+nothing about the generation, so no mode turns its silence into a number (issue 22.2: corrected mode once scored
+it 1, the scale minimum, and its coverage said "failed 0").
 
 Every report carries the judge id, the SHA-256 of the template and of the system message, the raw replies,
 and a percentile bootstrap 95% CI over items (1,000 resamples, seeded). Scores from different judges or
@@ -118,8 +121,8 @@ def _bootstrap(values: np.ndarray, seed: int, n: int = 1000) -> tuple[float | No
 
 
 def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[Mapping[str, str]], *,
-          judge: Judge, template: LacerTemplate, judge_id: str, mode: str = "official",
-          failure_score: float = 1.0, seed: int = 0, replies: Sequence[str | None] | None = None) -> ScoreReport:
+          judge: Judge, template: LacerTemplate, judge_id: str, mode: str = "official", seed: int = 0,
+          replies: Sequence[str | None] | None = None) -> ScoreReport:
     """Mean LACER over (generation, gold) pairs. ``replies`` re-scores stored judge replies without calling
     the judge (e.g. to switch mode). A ``None``/empty generation is still judged (as empty text), as upstream."""
     if mode not in MODES:
@@ -146,18 +149,16 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
             except Exception as exc:  # a judge error is a recorded failure, never a crash of the whole run
                 raw.append(None)
                 errors.append(f"{type(exc).__name__}: {exc}")
-    report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, failure_score=failure_score, seed=seed,
-                                errors=errors)
+    report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, seed=seed, errors=errors)
     report.params.update({"template_sha256": template.sha256, "template_source": template.source})
     return report
 
 
-def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: str = "official",
-                       failure_score: float = 1.0, seed: int = 0, errors: Sequence[str | None] | None = None,
-                       ids: Sequence[str] | None = None) -> ScoreReport:
-    """Parse stored judge replies (None = the call failed) and aggregate them: the mean over scored items
-    (``official``: failures excluded and counted; ``corrected``: failures scored ``failure_score``) with a
-    percentile bootstrap 95% CI. ``ids`` are kept as ``values["ids"]`` for multi-judge averaging."""
+def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: str = "official", seed: int = 0,
+                       errors: Sequence[str | None] | None = None, ids: Sequence[str] | None = None) -> ScoreReport:
+    """Parse stored judge replies (None = the call failed) and aggregate them: the mean over the scored items
+    with a percentile bootstrap 95% CI; a reply without a score is left out and counted, in every mode. ``ids``
+    are kept as ``values["ids"]`` for multi-judge averaging."""
     if mode not in MODES:
         raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
     raw = list(replies)
@@ -165,27 +166,20 @@ def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: st
     scores = [parse_score(r, mode) for r in raw]
     failed = [s is None for s in scores]
     n_failed = sum(failed)
-    if mode == "official":
-        used = np.array([s for s in scores if s is not None], dtype=float)
-    else:
-        used = np.array([failure_score if s is None else s for s in scores], dtype=float)
+    used = np.array([s for s in scores if s is not None], dtype=float)
     mean = float(used.mean()) if used.size else None
     low, high = _bootstrap(used, seed) if used.size else (None, None)
     notes = []
     if n_failed:
-        notes.append(f"{n_failed} judge repl(ies) without a score " +
-                     ("excluded from the mean" if mode == "official" else f"scored {failure_score}"))
-    # what each item contributes to the mean (None = excluded): per_item with the corrected-mode substitution
-    counted = scores if mode == "official" else [failure_score if s is None else s for s in scores]
-    values = {"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "per_item_counted": counted,
-              "raw_replies": raw, "judge_errors": errors}
+        notes.append(f"{n_failed} judge repl(ies) without a score: failures, left out of the mean")
+    values = {"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "raw_replies": raw,
+              "judge_errors": errors}
     if ids is not None:
         values["ids"] = [str(i) for i in ids]
     return ScoreReport(
         metric="lacer", mode=mode, values=values,
         coverage=Coverage(len(scores), int(used.size), n_failed),
         params={"judge_id": judge_id, "system_prompt_sha256": _sha(SYSTEM_PROMPT),
-                "failure_score": failure_score if mode != "official" else None,
                 "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
         notes=notes)
 

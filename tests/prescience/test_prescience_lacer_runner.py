@@ -155,7 +155,7 @@ def test_judge_through_stub_records_failures(lattice_file: Path) -> None:
     assert official.values["ci95_low"] <= 6.5 <= official.values["ci95_high"]
     assert official.params["template_sha256"] == template.sha256
     corrected = run.per_judge["openai/judge-a"]["corrected"]
-    assert corrected.values["lacer"] == pytest.approx((9 + 4 + 1 + 4 + 9) / 5)
+    assert corrected.values["lacer"] == pytest.approx(6.5) and corrected.coverage.n_failed == 1
     assert run.average["official"].values["lacer"] == pytest.approx(6.5)
     assert run.replies["openai/judge-a"][2] == "Reasoning: I cannot decide."
 
@@ -323,11 +323,42 @@ def test_evaluate_contribution_generation_end_to_end(tmp_path: Path, lattice_fil
     failed_generations = scores["n_generation_failed"]
     assert 0 < failed_generations < 8
     assert scores["lacer"] == pytest.approx(6.0) and scores["n_failed"] == failed_generations
-    assert scores["lacer:corrected"] == pytest.approx((6 * (8 - failed_generations) + failed_generations) / 8)
+    # the judge gave no score to the failed generations: failures in both modes, never a score
+    assert scores["lacer:corrected"] == pytest.approx(6.0)
+    corrected = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["scores"]["corrected"]
+    assert corrected["coverage"]["n_failed"] == failed_generations
     assert 0 < scores["rougeL"] < 1 and 0 < scores["bertscore_f1"] <= 1
     task = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]
     assert task["provenance"]["lacer_template_sha256"] == lr.load_template(lattice_file).sha256
     assert task["scores"]["official"]["params"]["lacer"]["judge_ids"] == ["openai/judge-model"]
+
+
+def test_no_generation_and_no_judge_score_is_a_failure_in_every_mode(tmp_path: Path, lattice_file: Path,
+                                                                      monkeypatch) -> None:
+    """Issue 22.2: the stub's reply is no answer ("failed:no_title") and, as the judge, gives no score; corrected
+    mode reported 1.000 with "failed 0 (0%)". No mode turns a judge's silence into a number."""
+    from sciprobe.cli import main
+
+    monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
+    out = tmp_path / "run"
+    with StubServer() as stub:
+        spec = f"openai/stub,base_url={stub.base_url},api_key=sk-test"
+        assert main(["evaluate", "prescience:contribution_generation", "--model", spec, "--judge", spec,
+                     "--limit", "3", "--output-dir", str(out), "--no-cache"]) == 0
+    task = json.loads(max((out / "results").rglob("results_*.json")).read_text())["sciprobe"]["tasks"]
+    result = task["prescience:contribution_generation|0"]
+    assert {r["parse_path"] for r in _details(out)} == {"failed:no_title"}
+    for mode in ("official", "corrected"):
+        scores = result["scores"][mode]
+        assert scores["lacer"] is None, mode
+        assert (scores["coverage"]["n_items"], scores["coverage"]["n_scored"], scores["coverage"]["n_failed"]) \
+            == (3, 0, 3), mode
+
+
+def _details(out: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(next((out / "details").rglob("*.parquet"))).to_pylist()
 
 
 def test_evaluate_without_judge_is_a_one_line_error(tmp_path: Path, capsys, lattice_file: Path, monkeypatch) -> None:
@@ -385,7 +416,8 @@ def test_task_scorer_rescores_stored_replies_of_two_judges() -> None:
     assert official.values["lacer[a]"] == pytest.approx(6.0) and official.values["lacer_failed[a]"] == 1
     assert official.coverage.n_scored == 2 and official.coverage.n_failed == 1
     corrected = score_records(records, "corrected", bertscore=False)
-    assert corrected.values["lacer"] == pytest.approx((7 + 1.5 + 4) / 3)
+    assert corrected.values["lacer"] == pytest.approx((7 + 4) / 2)  # judge a's unscored reply is no 1
+    assert corrected.coverage.n_scored == 2 and corrected.coverage.n_failed == 1
 
 
 @pytest.mark.slow

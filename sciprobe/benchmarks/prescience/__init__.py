@@ -337,8 +337,9 @@ CARD_SECTIONS = {
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
         "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
         "into $SCIPROBE_HOME/lacer) unless `SCIPROBE_LACER_TEMPLATE` names a template or lattice file "
-        "(`sciprobe lacer build-lattice`). Official parsing: first `Score:` match, no clamp, failures excluded "
-        "and counted; corrected: last match clamped to [1, 10], failures scored 1.",
+        "(`sciprobe lacer build-lattice`). Official parsing: first `Score:` match, no clamp; corrected: last "
+        "match (a whole number token) clamped to [1, 10]. In both modes a judge reply without a score is a "
+        "failure: never a score, left out of the mean and counted.",
         "- Several judges (`--judge 'A;B'`): per-id mean over the ids every judge scored, then the mean with a "
         "percentile bootstrap 95% CI (1,000 resamples over ids, seed 0).",
         "- BERTScore uses the bundled MiniLM (offline, 6 layers, no rescaling): not comparable with the paper's "

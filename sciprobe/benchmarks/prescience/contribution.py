@@ -144,7 +144,7 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
         table = {}
         for j in judges:
             report = lacer_from_replies([(rep or {}).get(j) for rep in replies], judge_id=j, mode=mode, ids=ids)
-            table[j] = dict(zip(ids, report.values["per_item_counted"]))
+            table[j] = dict(zip(ids, report.values["per_item"]))
             values[f"lacer[{j}]"] = report.values["lacer"]
             values[f"lacer_failed[{j}]"] = report.coverage.n_failed
             notes += [f"{j}: {n}" for n in report.notes]

@@ -250,7 +250,7 @@ def judge_pairs(ids: Sequence[str], generations: Sequence[Mapping[str, str] | No
             per_judge[jid][mode] = report
     average = {}
     for mode in modes:
-        table = {jid: dict(zip(ids, per_judge[jid][mode].values["per_item_counted"])) for jid in judge_ids}
+        table = {jid: dict(zip(ids, per_judge[jid][mode].values["per_item"])) for jid in judge_ids}
         report = average_judges(table, seed=seed, mode=mode)
         report.params.update({"template_sha256": template.sha256, "template_source": template.source})
         average[mode] = report
