@@ -27,6 +27,11 @@ def upstream_section(benchmark: Benchmark) -> str:
                      + ", ".join(f"`{path}`" for path in upstream.prompt_files)
                      + " at that commit (fetched at run time, sha256-checked, cached; never redistributed here); "
                        "results record their prompt set and the leaderboard never ranks the two sets together.")
+    if upstream.judge_files:
+        lines.append("- The official judge prompts are upstream's: "
+                     + ", ".join(f"`{path}`" for path in upstream.judge_files)
+                     + " at that commit, whatever the prompt set (fetched at run time, sha256-checked, cached, or "
+                       "read from `--upstream-dir DIR`; never redistributed here).")
     if benchmark.upstream_logs:
         lines.append(f"- `sciprobe import-upstream {benchmark.name} --logs PATH` scores the per-item outputs the "
                      "upstream code writes, in every mode.")

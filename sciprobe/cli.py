@@ -100,8 +100,9 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
                              "fetched at run time, sha256-checked and cached under $SCIPROBE_HOME/upstream; recorded "
                              "with every result, never ranked with the other set")
     parser.add_argument("--upstream-dir", metavar="DIR",
-                        help="with --prompts upstream: a local copy of the upstream files at their repository paths "
-                             "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+                        help="a local copy of the upstream files at their repository paths (e.g. a checkout of the "
+                             "pinned commit; offline): the templates of --prompts upstream and, whatever the prompt "
+                             "set, upstream's judge prompts (PreScience LACER); also $SCIPROBE_<BENCH>_UPSTREAM")
 
 
 def _add_executor(parser: argparse.ArgumentParser) -> None:

@@ -130,6 +130,14 @@ class Upstream:
     commit: str                                 # the full 40-hex commit
     prompt_files: Mapping[str, str] = field(default_factory=dict)
     note: str = ""                              # what else the cards should say (e.g. a later upstream change used)
+    # upstream's judge prompts (path -> sha256), read the same way for judging whatever ``--prompts`` says: the
+    # official judge messages are upstream's in every run
+    judge_files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def pinned_files(self) -> dict[str, str]:
+        """Every file sciprobe reads from this upstream: the model's templates and the judges'."""
+        return {**self.prompt_files, **self.judge_files}
 
     @property
     def label(self) -> str:

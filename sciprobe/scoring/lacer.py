@@ -1,11 +1,14 @@
 """LACER: LLM-judge similarity of a generated title + abstract to the gold paper on a 1–10 scale
 (spec ``prescience.md`` §3, pitfalls 15–18).
 
-The judge prompt is the upstream template file (E.5, ``lacer_scoring_prompt_percentile50.110.txt``), read from a
-**user-supplied path** (never bundled); its four placeholders ``{{reference_title}}``, ``{{reference_abstract}}``,
-``{{generation_title}}``, ``{{generation_abstract}}`` are filled with plain ``str.replace`` (Reference = gold,
-Generation = candidate). The judge is any callable ``messages -> reply text`` (an OpenAI-compatible client, a
-local server, or a mock in tests); the system message is sciprobe's own wording.
+The judge prompt is a :class:`LacerTemplate`: the template text (upstream's E.5 file
+``lacer_scoring_prompt_percentile50.110.txt``, never bundled, or another template) whose four placeholders
+``{{reference_title}}``, ``{{reference_abstract}}``, ``{{generation_title}}``, ``{{generation_abstract}}`` are
+filled with plain ``str.replace`` (Reference = gold, Generation = candidate), and the system message sent with it:
+upstream's (``lacer_score.py``'s ``SYSTEM_PROMPT``, read at run time by
+:func:`sciprobe.benchmarks.prescience.lacer.official_template`) with the official template, sciprobe's own wording
+(:data:`SYSTEM_PROMPT`) with any other. The judge is any callable ``messages -> reply text`` (an
+OpenAI-compatible client, a local server, or a mock in tests).
 
 Modes:
 
@@ -19,8 +22,9 @@ counted in ``n_failed`` (upstream sets ``lacer_error`` and excludes the record).
 nothing about the generation, so no mode turns its silence into a number (issue 22.2: corrected mode once scored
 it 1, the scale minimum, and its coverage said "failed 0").
 
-Every report carries the judge id, the SHA-256 of the template and of the system message, the raw replies,
-and a percentile bootstrap 95% CI over items (1,000 resamples, seeded). Scores from different judges or
+Every report carries the judge id, the raw replies and a percentile bootstrap 95% CI over items; those of
+:func:`lacer` (and of the PreScience runner) also the SHA-256 and source of the template and of the system message
+(:meth:`LacerTemplate.provenance`) (1,000 resamples, seeded). Scores from different judges or
 prompts are not comparable (pitfall 18).
 """
 
@@ -49,6 +53,7 @@ __all__ = [
 ]
 
 PLACEHOLDERS = ("{{reference_title}}", "{{reference_abstract}}", "{{generation_title}}", "{{generation_abstract}}")
+#: sciprobe's own system message, sent with a judge prompt that is not upstream's (a lattice, another template)
 SYSTEM_PROMPT = ("You are an experienced scientific reviewer who rates how closely a generated research paper "
                  "title and abstract matches a reference paper.")
 _OFFICIAL = re.compile(r"Score\s*:\s*([-+]?[0-9]+(?:\.\d+)?)", re.IGNORECASE)
@@ -65,10 +70,15 @@ def _sha(text: str) -> str:
 
 @dataclass(frozen=True)
 class LacerTemplate:
-    """The judge prompt template, validated: each placeholder exactly once."""
+    """The judge prompt: the template, validated (each placeholder exactly once), and the system message sent
+    with it, each with where it came from; ``warnings`` say what the run should report about them (e.g. a local
+    upstream copy whose sha256 differs from the pin)."""
 
     text: str
     source: str = "<string>"
+    system: str = SYSTEM_PROMPT
+    system_source: str = "sciprobe"
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_path(cls, path: Path | str) -> LacerTemplate:
@@ -86,6 +96,20 @@ class LacerTemplate:
     @property
     def sha256(self) -> str:
         return _sha(self.text)
+
+    @property
+    def system_sha256(self) -> str:
+        return _sha(self.system)
+
+    def provenance(self) -> dict[str, str]:
+        """What a score records about its judge prompt."""
+        return {"template_sha256": self.sha256, "template_source": self.source,
+                "system_prompt_sha256": self.system_sha256, "system_prompt_source": self.system_source}
+
+    def messages(self, reference: Mapping[str, str], generation: Mapping[str, str] | None) -> list[dict[str, str]]:
+        """The judge's messages for one pair: the system message, then the filled template."""
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": self.fill(reference, generation or {})}]
 
     def fill(self, reference: Mapping[str, str], generation: Mapping[str, str]) -> str:
         values = (reference.get("title") or "", reference.get("abstract") or "",
@@ -141,8 +165,7 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
         raw, errors = list(replies), [None] * len(replies)
     else:
         for gen, ref in zip(generations, references, strict=True):
-            messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                        {"role": "user", "content": template.fill(ref, gen or {})}]
+            messages = template.messages(ref, gen)
             try:
                 raw.append(judge(messages))
                 errors.append(None)
@@ -150,7 +173,7 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
                 raw.append(None)
                 errors.append(f"{type(exc).__name__}: {exc}")
     report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, seed=seed, errors=errors)
-    report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+    report.params.update(template.provenance())
     return report
 
 
@@ -179,7 +202,7 @@ def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: st
     return ScoreReport(
         metric="lacer", mode=mode, values=values,
         coverage=Coverage(len(scores), int(used.size), n_failed),
-        params={"judge_id": judge_id, "system_prompt_sha256": _sha(SYSTEM_PROMPT),
+        params={"judge_id": judge_id,
                 "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
         notes=notes)
 

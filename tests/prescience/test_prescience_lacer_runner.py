@@ -27,7 +27,7 @@ from sciprobe.scoring.lacer_validation import (
     parse_ranking,
 )
 
-from golden import REPO
+from golden import CASES_DIR, REPO
 
 SHARED_TEMPLATE = (REPO.parent / "shared" / "data" / "prescience" / "task_followup_prediction"
                    / "evaluate" / "templates" / "lacer_scoring_prompt_percentile50.110.txt")
@@ -88,44 +88,86 @@ def test_lattice_file_validation(tmp_path: Path) -> None:
         lr.read_lattices(tmp_path / "other.json")
 
 
+UPSTREAM_COPY = CASES_DIR / "upstream" / "prescience"  # our stand-ins at upstream's paths
+
+
 def test_template_resolution_order(tmp_path: Path, lattice_file: Path, monkeypatch) -> None:
     text = tmp_path / "t.txt"
     text.write_text("Rate.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n")
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
     assert "Reference A:" in lr.load_template().text  # env override (lattice file)
     assert lr.load_template(text).source == str(text)  # explicit path beats the env
+    assert lr.load_template(text, upstream_dir=UPSTREAM_COPY).source == str(text)
+    # --upstream-dir (an explicit option) beats the environment's other judge prompt
+    assert lr.load_template(upstream_dir=UPSTREAM_COPY).text.startswith("TEST-LACER-TEMPLATE")
     monkeypatch.delenv(lr.TEMPLATE_ENV)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(SciprobeError) as err:
         lr.load_template()
     message = str(err.value)
     assert "\n" not in message and lr.TEMPLATE_ENV in message and "not cached" in message
+    assert "--upstream-dir DIR" in message and "SCIPROBE_PRESCIENCE_UPSTREAM" in message
+    assert "--lacer-template" not in message  # issue 23.9: `sciprobe score` has no such option
+    with pytest.raises(SciprobeError) as err:
+        lr.load_template(option=None)  # lighteval: no command-line option to name
+    assert "--upstream-dir" not in str(err.value) and "SCIPROBE_PRESCIENCE_UPSTREAM" in str(err.value)
+    monkeypatch.setenv("SCIPROBE_PRESCIENCE_UPSTREAM", str(UPSTREAM_COPY))
+    assert lr.load_template().system.startswith("TEST-LACER-SYSTEM")
 
 
-def test_official_template_download_is_pinned_and_cached(tmp_path: Path) -> None:
-    """Served from a loopback HTTP server: verified against the pinned sha256, cached, then read offline."""
+def test_upstream_judge_prompt_is_the_template_and_lacer_scores_system_message() -> None:
+    """Issue 22: the judge's system message was sciprobe's own wording; upstream's is lacer_score.py's
+    SYSTEM_PROMPT (read with ast from the pinned file, never stored here). The template is stripped as upstream
+    reads it."""
+    template = lr.load_template(upstream_dir=UPSTREAM_COPY)
+    folder = UPSTREAM_COPY / "task_followup_prediction" / "evaluate"
+    assert template.text == (folder / "templates" / "lacer_scoring_prompt_percentile50.110.txt").read_text().strip()
+    assert template.system == "TEST-LACER-SYSTEM: you compare two research papers."
+    assert template.system_source == "allenai/prescience@47384ed:task_followup_prediction/evaluate/lacer_score.py " \
+                                     "SYSTEM_PROMPT"
+    assert lr.judge_messages(template, GOLD[0], GENS[1])[0] == {"role": "system", "content": template.system}
+    # our stand-ins are not upstream's files: the run says so (sha256 against the pins)
+    assert len(template.warnings) == 2 and all("differs from allenai/prescience@47384ed" in w
+                                               for w in template.warnings)
+
+
+def test_official_judge_prompt_download_is_pinned_and_cached(tmp_path: Path, monkeypatch) -> None:
+    """Served from a loopback HTTP server standing in for raw.githubusercontent.com: both judge files are verified
+    against their pinned sha256, cached, then read offline."""
     import hashlib
 
-    body = "Judge.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n"
+    from sciprobe.benchmarks.prescience.upstream import LACER_SCORE_PATH, LACER_TEMPLATE_PATH
+    from sciprobe.declaration import Upstream
+
+    template = "Judge.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n"
+    script = 'SYSTEM_PROMPT = "You judge."\n'
     site = tmp_path / "site"
-    site.mkdir()
-    (site / "t.txt").write_text(body)
+    for path, body in ((LACER_TEMPLATE_PATH, template), (LACER_SCORE_PATH, script)):
+        (site / "owner" / "repo" / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / "owner" / "repo" / path).write_text(body)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a, **k: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setattr(Upstream, "raw_url", lambda self, path: f"{base}/{self.repo}/{path}")
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
+
+    def pinned(template_sha: str) -> Upstream:
+        return Upstream("owner/repo", "d" * 40, judge_files={
+            LACER_TEMPLATE_PATH: template_sha, LACER_SCORE_PATH: hashlib.sha256(script.encode()).hexdigest()})
+
+    good = pinned(hashlib.sha256(template.encode()).hexdigest())
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/t.txt"
-        sha = hashlib.sha256(body.encode()).hexdigest()
-        with pytest.raises(SciprobeError, match="expected"):
-            lr.official_template(url=url, sha256="0" * 64, offline=False)
-        first = lr.official_template(url=url, sha256=sha, offline=False)
-        assert first.text == body
+        with pytest.raises(SciprobeError, match="expected 000000000000"):
+            lr.official_template(upstream=pinned("0" * 64), offline=False)
+        first = lr.official_template(upstream=good, offline=False)
+        assert first.text == template.strip() and first.system == "You judge." and not first.warnings
     finally:
         server.shutdown()
-    again = lr.official_template(url=url, sha256=sha, offline=True)  # from the cache, no server
-    assert again.text == body and "cached" in again.source
+    again = lr.official_template(upstream=good, offline=True)  # from the cache, no server
+    assert (again.text, again.system) == (first.text, first.system) and "cached" in again.source
 
 
 def test_reference_template_when_present() -> None:

@@ -125,3 +125,74 @@ def test_import_refuses_a_citation_forecast_that_is_no_json_number(value: object
     err = capsys.readouterr().err
     assert "not a finite JSON number" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+LACER_SYSTEM = "TEST-LACER-SYSTEM: you compare two research papers."  # our stand-in lacer_score.py's SYSTEM_PROMPT
+
+
+def test_upstream_dir_supplies_the_lacer_judge_prompt_and_its_system_message(tmp_path: Path, monkeypatch) -> None:
+    """Issue 22: --upstream-dir did not supply the LACER template (offline runs also needed SCIPROBE_LACER_TEMPLATE)
+    and the judge's system message was sciprobe's; the official judge messages are upstream's."""
+    monkeypatch.delenv("SCIPROBE_LACER_TEMPLATE", raising=False)
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+    def reply(body: dict) -> str:
+        if body["messages"][0]["content"] == LACER_SYSTEM:
+            return "Reasoning: close.\nScore: 7"
+        return "Reasoning: combine.\nTitle: A forecast\nAbstract: An abstract."
+
+    with StubServer(reply=reply) as stub:
+        model = f"openai/stub,base_url={stub.base_url},api_key=sk-test"
+        judge = f"openai/judge,base_url={stub.base_url},api_key=sk-test"
+        assert main(["evaluate", "prescience:contribution_generation", "--model", model, "--judge", judge,
+                     "--limit", "2", "--output-dir", str(tmp_path / "out"), "--no-cache",
+                     "--upstream-dir", str(UPSTREAM_DIR)]) == 0
+        judged = [r["messages"] for r in stub.requests if r["model"] == "judge"]
+    assert len(judged) == 2 and all(m[0] == {"role": "system", "content": LACER_SYSTEM} for m in judged)
+    assert all(m[1]["content"].startswith("TEST-LACER-TEMPLATE") and "{{" not in m[1]["content"] for m in judged)
+    results = _results(tmp_path / "out")
+    assert results["results"]["prescience:contribution_generation|0"]["lacer"] == 7.0
+    prov = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["provenance"]
+    assert prov["lacer_system_prompt_source"].endswith("lacer_score.py SYSTEM_PROMPT")
+    assert str(UPSTREAM_DIR) in prov["lacer_template_source"]
+    # the stand-ins are not upstream's files: the result says so
+    assert sum("differs from allenai/prescience@47384ed" in w for w in prov["prompt_warnings"]) == 2
+
+
+def _lacer_commands(tmp_path: Path) -> dict[str, list[str]]:
+    """Every command that judges LACER, with a judge that is never reached (the prompt is loaded first)."""
+    rows = _rows("contribution_generation")
+    preds, replies = tmp_path / "preds.jsonl", tmp_path / "replies.jsonl"
+    preds.write_text("".join(json.dumps({"id": r["corpus_id"], "prediction": {"title": "T", "abstract": "A"}}) + "\n"
+                             for r in rows))
+    replies.write_text("".join(json.dumps({"id": r["corpus_id"], "response": "Title: T\nAbstract: A"}) + "\n"
+                               for r in rows))
+    judge = ["--judge", "openai/judge,base_url=http://127.0.0.1:9/v1,api_key=x"]
+    return {"evaluate": ["evaluate", "prescience:contribution_generation", "--model",
+                         "openai/m,base_url=http://127.0.0.1:9/v1,api_key=x", *judge, "--output-dir", str(tmp_path)],
+            "score": ["score", "prescience:contribution_generation", "--predictions", str(replies), *judge,
+                      "--output-dir", str(tmp_path)],
+            "prescience score": ["prescience", "score", "contribution_generation", "--predictions", str(preds),
+                                 *judge]}
+
+
+@pytest.mark.parametrize("command", ["evaluate", "score", "prescience score"])
+def test_offline_lacer_error_names_only_options_of_its_command(command: str, tmp_path: Path, capsys,
+                                                                monkeypatch) -> None:
+    """Issue 23.9: the offline LACER error said "pass --lacer-template PATH", which `sciprobe score` rejects."""
+    import re
+
+    monkeypatch.delenv("SCIPROBE_LACER_TEMPLATE", raising=False)
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    argv = _lacer_commands(tmp_path)[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error:") and "not cached" in err
+    options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", err))
+    assert "--upstream-dir" in options
+    with pytest.raises(SystemExit):
+        main([*command.split(), "--help"])
+    usage = capsys.readouterr().out
+    assert all(option in usage for option in options), options

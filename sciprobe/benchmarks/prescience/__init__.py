@@ -268,7 +268,7 @@ TASKS = {
     "contribution_generation": TaskSpec(
         name="contribution_generation", config="contribution_generation",
         description="T1: generate the title + abstract of a follow-up of the influential references; LACER "
-                    "(judge via --judge, template via SCIPROBE_LACER_TEMPLATE or the official one), ROUGE-L, "
+                    "(judge via --judge; upstream's judge prompt, or SCIPROBE_LACER_TEMPLATE), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
         metric="contribution_generation", score=lazy(_CONTRIBUTION + "score_records"),
         build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
@@ -335,9 +335,15 @@ CARD_SECTIONS = {
         "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
-        "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
-        "into $SCIPROBE_HOME/lacer) unless `SCIPROBE_LACER_TEMPLATE` names a template or lattice file "
-        "(`sciprobe lacer build-lattice`). Official parsing: first `Score:` match, no clamp; corrected: last "
+        "- LACER judge messages: upstream's (allenai/prescience@47384ed, both files sha256-pinned, read at run "
+        "time and never redistributed): the system message is `lacer_score.py`'s `SYSTEM_PROMPT` (read from the "
+        "file, never executed), the user message the E.5 template, `.strip()`-ed as upstream reads it, with the "
+        "pair filled in. Read from `--upstream-dir DIR` (a checkout of that commit; offline) or "
+        "`$SCIPROBE_PRESCIENCE_UPSTREAM`, else the cache, else downloaded once. Decision: the system message is a "
+        "one-sentence instruction, but upstream's text all the same, so it is loaded like the template, not "
+        "copied. `SCIPROBE_LACER_TEMPLATE` names another judge prompt (a template, or a lattice file from "
+        "`sciprobe lacer build-lattice`), sent with sciprobe's own system message; results record both "
+        "prompts' sha256 and source. Official parsing: first `Score:` match, no clamp; corrected: last "
         "match (a whole number token) clamped to [1, 10]. In both modes a judge reply without a score is a "
         "failure: never a score, left out of the mean and counted.",
         "- Several judges (`--judge 'A;B'`): per-id mean over the ids every judge scored, then the mean with a "

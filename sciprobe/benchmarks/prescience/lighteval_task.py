@@ -88,7 +88,7 @@ class LacerJudge(SampleLevelComputation):
         from sciprobe.llm.client import LLMClient
         from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
-        template = load_template(self.template)
+        template = load_template(self.template, option=None)  # lighteval has no --upstream-dir: environment only
         clients = [LLMClient(spec, cache=ResponseCache(default_cache_path())) for spec in _judge_specs(self.judges)]
         generations = [_task().parse(final_text(r)).value for r in responses]
         run = judge_pairs([d.specific["id"] for d in docs], generations, [d.specific["gold"] for d in docs],
