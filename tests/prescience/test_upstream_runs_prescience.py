@@ -196,3 +196,34 @@ def test_offline_lacer_error_names_only_options_of_its_command(command: str, tmp
         main([*command.split(), "--help"])
     usage = capsys.readouterr().out
     assert all(option in usage for option in options), options
+
+
+def test_import_names_the_generating_model_not_the_judge(tmp_path: Path) -> None:
+    """Issue 22: `model_of` took the last script's --model, so a Claude generation scored by a GPT-5 LACER judge
+    was labelled with the judge's name. The file name here names no model: only the metadata can."""
+    logged = json.loads((LOGS / "gpt" / "generations.gpt-5-2025-08-07.lacer_scored.json").read_text())
+    logged["metadata"] = [
+        {"script": "task_followup_prediction/generate/baseline_claude_parallel.py",
+         "args": {"model": "claude-3-5-sonnet-20241022"}},
+        {"script": "/home/u/prescience/task_followup_prediction/evaluate/lacer_score.py",
+         "args": {"judge": "openai", "model": "gpt-5-2025-08-07"}},
+        {"script": "task_followup_prediction/evaluate/bert_score.py",
+         "args": {"model": "microsoft/deberta-large-mnli"}},
+    ]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "run.scored.json").write_text(json.dumps(logged))
+    assert main(["import-upstream", "prescience", "--logs", str(logs), "--output-dir", str(tmp_path / "out")]) == 0
+    results = _results(tmp_path / "out")
+    assert results["config_general"]["model_name"] == "claude-3-5-sonnet-20241022"
+    assert results["sciprobe"]["judge_ids"] == ["upstream:gpt-5-2025-08-07"]
+
+
+def test_model_of_reads_only_steps_that_made_the_predictions() -> None:
+    from sciprobe.benchmarks.prescience.upstream_logs import model_of
+
+    judged_only = [{"script": "task_followup_prediction/evaluate/lacer_score.py", "args": {"model": "gpt-5"}}]
+    assert model_of(judged_only, Path("generations.my-model.lacer_scored.json")) == "my-model"
+    assert model_of(judged_only, Path("scored.json")) is None
+    assert model_of([{"args": {"model": "who-ran-this"}}], Path("scored.json")) is None  # no script: unknown step
+    assert model_of([{"script": "task_impact_prediction/evaluate.py", "args": {"model": "x"}}], Path("p.json")) is None
