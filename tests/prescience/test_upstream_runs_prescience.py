@@ -227,3 +227,29 @@ def test_model_of_reads_only_steps_that_made_the_predictions() -> None:
     assert model_of(judged_only, Path("scored.json")) is None
     assert model_of([{"args": {"model": "who-ran-this"}}], Path("scored.json")) is None  # no script: unknown step
     assert model_of([{"script": "task_impact_prediction/evaluate.py", "args": {"model": "x"}}], Path("p.json")) is None
+
+
+@pytest.mark.parametrize("prompts", ["sciprobe", "upstream"])
+def test_contribution_generation_sends_no_max_tokens_as_upstream(prompts: str, tmp_path: Path) -> None:
+    """Issue 22: generation sent max_tokens 2048 where upstream's OpenAI baseline sends none; --max-tokens still
+    sets a cap, recorded with the results."""
+
+    def reply(body: dict) -> str:
+        if body["model"] == "judge":
+            return "Reasoning: close.\nScore: 5"
+        return "Reasoning: combine.\nTitle: A forecast\nAbstract: An abstract."
+
+    argv = ["evaluate", "prescience:contribution_generation", "--limit", "2", "--no-cache", "--prompts", prompts,
+            "--upstream-dir", str(UPSTREAM_DIR)]
+    with StubServer(reply=reply) as stub:
+        model = f"openai/stub,base_url={stub.base_url},api_key=sk-test"
+        judge = f"openai/judge,base_url={stub.base_url},api_key=sk-test"
+        assert main([*argv, "--model", model, "--judge", judge, "--output-dir", str(tmp_path / "a")]) == 0
+        sent = [r for r in stub.requests if r["model"] == "stub"]
+        assert len(sent) == 2 and not any({"max_tokens", "max_completion_tokens"} & set(r) for r in sent)
+        assert main([*argv, "--model", model, "--judge", judge, "--output-dir", str(tmp_path / "b"),
+                     "--max-tokens", "300"]) == 0
+        capped = [r for r in stub.requests if r["model"] == "stub"][2:]
+    assert len(capped) == 2 and all(r["max_tokens"] == 300 for r in capped)
+    prov = _results(tmp_path / "a")["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["provenance"]
+    assert "max_tokens" not in prov["generation_parameters"]

@@ -275,7 +275,8 @@ TASKS = {
         gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
-        generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
+        # no max_tokens, as upstream's OpenAI baseline sends none (a cap would cut a reasoning model's answer)
+        generation={}, modes=("official", "corrected"), leaderboard_mode="corrected",
         headline="rougeL", extra_columns=("lacer",),
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True)), breakdowns=(QUARTER,),
         item_scores=contribution_items,
@@ -335,6 +336,11 @@ CARD_SECTIONS = {
         "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
+        "- Generation settings: as upstream's OpenAI baseline (`generate/baseline_gpt_parallel.py`), no "
+        "`max_tokens` and the provider's default sampling, with either prompt set (a reasoning model spends its "
+        "completion tokens on reasoning first: a cap would cut its answer). `--max-tokens N` or a model spec's "
+        "`max_tokens` sets one, recorded in the results' generation parameters; the bundled model stops at its own "
+        "default. Upstream's Anthropic baseline sends `max_tokens=4096` because that API requires one.",
         "- LACER judge messages: upstream's (allenai/prescience@47384ed, both files sha256-pinned, read at run "
         "time and never redistributed): the system message is `lacer_score.py`'s `SYSTEM_PROMPT` (read from the "
         "file, never executed), the user message the E.5 template, `.strip()`-ed as upstream reads it, with the "

@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "sciprobe-t1-1"
-GENERATION = {"max_tokens": 2048}
 
 SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
           "program committees, and you follow the literature closely. You will be shown the titles and abstracts "
