@@ -47,6 +47,19 @@ def sample_notice(benchmark: Benchmark) -> str:
             f"anything about a model; evaluate on the {benchmark.title} release.")
 
 
+def _context_splits(benchmark: Benchmark, rows: dict[str, dict[str, int]]) -> str:
+    """The splits a cutoff keeps whole (history corpora, few-shot demonstrations), as the card names them."""
+    whole = [f"`{config}` {split}" for config, splits in rows.items() for split in splits
+             if config in benchmark.configs and not benchmark.config(config).cutoff_applies(split)]
+    return f"; kept whole as context, never evaluated: {', '.join(whole)}" if whole else ""
+
+
+def _empty_splits(empty: dict[str, list[str]]) -> str:
+    splits = [f"`{config}` {split}" for config, names in empty.items() for split in names]
+    return f"; splits with no rows, not written (`datasets` cannot load an empty split): {', '.join(splits)}" \
+        if splits else ""
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
@@ -61,9 +74,11 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         f"- built by sciprobe {report.sciprobe_version} from `{report.source}` "
         f"(source fingerprint `{report.source_fingerprint[:16]}`)",
         f"- benchmark version: `{report.version}`; reader options: `{report.options}`",
-        f"- temporal cutoff: `{cutoff.get('cutoff')}` ({cutoff.get('source')}); rows kept have `date` strictly "
-        "after the cutoff, undated rows are dropped when a cutoff is set"
-        + (f"; configs left empty by it and not written: {', '.join(report.skipped)}" if report.skipped else ""),
+        f"- temporal cutoff: `{cutoff.get('cutoff')}` ({cutoff.get('source')}); in every split of items rows kept "
+        "have `date` strictly after the cutoff, undated rows are dropped when a cutoff is set"
+        + _context_splits(benchmark, report.rows)
+        + (f"; configs left empty by it and not written: {', '.join(report.skipped)}" if report.skipped else "")
+        + _empty_splits(getattr(report, "empty_splits", {})),
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]

@@ -41,10 +41,11 @@ CITATION = """
 
 @dataclass(frozen=True)
 class CorpusConfigSpec(ConfigSpec):
-    """A corpus config: its ``test`` split is the test-period *corpus* (history included), so a model-cutoff
-    filter must not drop rows from it (``sciprobe.build`` honours ``cutoff_filter``)."""
+    """A corpus config: the history every instance's prompt is built from (H^{<t}), never an evaluated item, so
+    a model cutoff keeps all of it (the instance configs, every split, are what it filters)."""
 
-    cutoff_filter: bool = False
+    def cutoff_applies(self, split: str) -> bool:
+        return False
 
 
 # ---------------------------------------------------------------- features (lazy)
@@ -125,14 +126,14 @@ def _trend(extra: dict) -> Any:
 def topic_features():
     from datasets import Value
 
-    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64")})
+    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64"), "date": Value("string")})
 
 
 def topic_pair_features():
     from datasets import Value
 
     return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64"),
-                   "forecast_end": Value("string")})
+                   "forecast_end": Value("string"), "date": Value("string")})
 
 
 # ---------------------------------------------------------------- scoring (records -> ScoreReport)
@@ -390,7 +391,10 @@ CARD_SECTIONS = {
     ]),
     "Deviations and decisions": "\n".join([
         "- `papers` has splits `train` and `test`: the two overlapping corpora, not disjoint samples. A model "
-        "cutoff never filters them (it filters the instance configs' `test` split).",
+        "cutoff never filters them, nor `author_*` (the history prompts are built from); it filters every split of "
+        "the instance configs (`test`, `test_sample_5000`, `test_sample_500`, `train`, `dev_1000`).",
+        "- Topic units (T6/T7) carry `date` = the forecast window's first day (2024-10-01): their gold counts papers "
+        "from that day on, so a cutoff keeps them only when it precedes the whole window.",
         "- `author_publications` / `author_disambiguation` have one split named `full` (spec: `all`, which "
         "`datasets` reserves for the union of splits).",
         "- Instance configs store ids, dates and labels; inputs are assembled from `papers` under the history "
