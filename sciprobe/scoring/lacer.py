@@ -84,7 +84,7 @@ class LacerTemplate:
     def from_path(cls, path: Path | str) -> LacerTemplate:
         path = Path(path)
         if not path.is_file():
-            raise SciprobeError(f"LACER template {path} not found (pass the upstream E.5 template file)")
+            raise SciprobeError(f"LACER template {path} not found (a template file with the four placeholders)")
         return cls(path.read_text(encoding="utf-8"), str(path))
 
     def __post_init__(self) -> None:
