@@ -180,10 +180,11 @@ def builder_class(benchmark: Benchmark) -> type:
             if not self.config.source:
                 raise SciprobeError(f"{benchmark.name} builder needs source=<folder of release files>")
             self.rows_before_cutoff: dict[str, int] = {}
-            filter_test = getattr(benchmark.config(self.config.name), "cutoff_filter", True)
+            spec = benchmark.config(self.config.name)
+            # every split of items obeys the cutoff (test, its samples, train, dev); context splits stay whole
             return [datasets.SplitGenerator(name=split, gen_kwargs={
                         "rows": rows, "split": split,
-                        "cutoff": self.config.cutoff if split == "test" and filter_test else None})
+                        "cutoff": self.config.cutoff if spec.cutoff_applies(split) else None})
                     for split, rows in benchmark.read_source(Path(self.config.source), self.config.name,
                                                              self.config.options)]
 
@@ -195,7 +196,9 @@ def builder_class(benchmark: Benchmark) -> type:
                 kept += table.num_rows
                 yield index, table
             self.rows_before_cutoff[split] = counter.rows
-            if cutoff is not None and counter.rows and not kept:
+            # the evaluated split left empty leaves nothing to evaluate: the config is skipped; any other split
+            # of items may end up empty (a train window before the cutoff) and is written with no rows
+            if cutoff is not None and split == "test" and counter.rows and not kept:
                 raise EmptyAfterCutoff(self.config.name)
 
     Builder.__name__ = Builder.__qualname__ = f"{_camel(benchmark.name)}Builder"
@@ -240,6 +243,8 @@ class BuildReport:
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
     source_revision: str | None = None  # hub commit sha when built from a hub dataset
     skipped: list[str] = field(default_factory=list)  # configs the cutoff left empty
+    # splits with no rows (a train window before the cutoff), not written: datasets cannot load an empty split
+    empty_splits: dict[str, list[str]] = field(default_factory=dict)
     sciprobe_version: str = __version__
     sample: bool = False  # built from the benchmark's bundled synthetic sample (never published as the benchmark)
 
@@ -320,7 +325,7 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
     try:
-        infos, before = {}, {}
+        infos, before, split_counts = {}, {}, {}
         builder_cls = builder_class(benchmark)
         datasets.disable_progress_bars()
         for name in names:
@@ -340,27 +345,34 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
                 continue
             split_infos = {}
             id_field = benchmark.config(name).id_field
-            for split in builder.info.splits:
+            for split in list(builder.info.splits):
+                if builder.info.splits[split].num_examples == 0:  # e.g. a train window before the cutoff: not
+                    del builder.info.splits[split]                # written (datasets cannot load an empty split)
+                    report.empty_splits.setdefault(name, []).append(split)
+                    split_infos[split] = 0
+                    continue
                 ds = builder.as_dataset(split=split)
                 check_unique_column(ds, id_field, f"{benchmark.name}:{name} {split} (built from {report.source})")
                 (staging / name).mkdir(exist_ok=True)
                 ds.to_parquet(str(staging / name / f"{split}-00000-of-00001.parquet"))
                 split_infos[split] = len(ds)
-            report.rows[name] = split_infos
+            if not any(split_infos.values()):  # every split empty: nothing to write, nothing to load
+                report.skipped.append(name)
+                continue
+            split_counts[name] = _split_counts(benchmark.config(name), builder.rows_before_cutoff, split_infos)
+            report.rows[name] = {split: n for split, n in split_infos.items() if n}
             # configs without a `test` split (or exempt from the cutoff) report their rows as kept
             before[name] = builder.rows_before_cutoff.get("test", split_infos.get("test", sum(split_infos.values())))
             info = builder.info
             info.config_name = name
             infos[name] = info
         if not infos:
-            raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in "
-                                + ", ".join(f"{benchmark.name}:{n}" for n in names))
-        empty = [n for n in infos if not sum(report.rows[n].values())]
-        if len(empty) == len(infos):
-            raise SciprobeError(f"the release in {report.source} has no items for "
-                                + ", ".join(f"{benchmark.name}:{n}" for n in empty))
-        report.cutoff["counts"] = {n: CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
-                                                   report.rows[n].get("test", before[n])).as_dict()
+            where = ", ".join(f"{benchmark.name}:{n}" for n in names)
+            raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in {where}" if cutoff else
+                                f"the release in {report.source} has no items for {where}")
+        report.cutoff["counts"] = {n: {**CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
+                                                      report.rows[n].get("test", before[n])).as_dict(),
+                                       "splits": split_counts[n]}
                                     for n in infos}
         shutil.rmtree(staging / ".cache", ignore_errors=True)
         _write_card(benchmark, staging, infos, report)
@@ -370,6 +382,13 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
+
+
+def _split_counts(spec: Any, before: dict[str, int], after: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """Per split: rows read, rows written, and whether the cutoff filtered it (a context split it keeps whole)."""
+    return {split: {"n_items_before": before.get(split, kept), "n_items_after": kept,
+                    "cutoff_applies": spec.cutoff_applies(split)}
+            for split, kept in after.items()}
 
 
 def check_unique_column(ds: Any, column: str, where: str) -> None:

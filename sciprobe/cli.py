@@ -102,8 +102,9 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
                              "fetched at run time, sha256-checked and cached under $SCIPROBE_HOME/upstream; recorded "
                              "with every result, never ranked with the other set")
     parser.add_argument("--upstream-dir", metavar="DIR",
-                        help="with --prompts upstream: a local copy of the upstream files at their repository paths "
-                             "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+                        help="a local copy of the upstream files at their repository paths (e.g. a checkout of the "
+                             "pinned commit; offline): the templates of --prompts upstream and, whatever the prompt "
+                             "set, upstream's judge prompts (PreScience LACER); also $SCIPROBE_<BENCH>_UPSTREAM")
     parser.add_argument("--allow-modified-prompts", action="store_true",
                         help="with --prompts upstream: run templates whose sha256 differs from the pin (refused "
                              "otherwise); the results are labelled upstream-modified everywhere, never ranked with "

@@ -134,6 +134,14 @@ class Upstream:
     # how to build with them: ``--prompts upstream`` builds the bundled sample with them and flags other data
     release_text_options: Mapping[str, Any] = field(default_factory=dict)
     release_text_build: str = ""
+    # upstream's judge prompts (path -> sha256), read the same way for judging whatever ``--prompts`` says: the
+    # official judge messages are upstream's in every run
+    judge_files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def pinned_files(self) -> dict[str, str]:
+        """Every file sciprobe reads from this upstream: the model's templates and the judges'."""
+        return {**self.prompt_files, **self.judge_files}
 
     @property
     def label(self) -> str:
@@ -197,13 +205,22 @@ class Baseline:
 @dataclass(frozen=True)
 class ConfigSpec:
     """One dataset config: its features (a callable so ``datasets`` is imported lazily), its splits
-    and a one-line description for the card."""
+    and a one-line description for the card.
+
+    A temporal cutoff filters every split of items (``test``, its samples, ``train`` and dev subsets alike): no row
+    dated on or before the cutoff survives, at build time or at run time. Only ``context_splits`` are kept whole:
+    prompt material that is never an evaluated item (few-shot demonstrations, shown with their answers)."""
 
     name: str
     description: str
     features: Callable[[], Any]
     splits: tuple[str, ...] = ("test",)
     id_field: str = "id"  # the column that identifies an item (predictions files and submissions key on it)
+    context_splits: tuple[str, ...] = ()
+
+    def cutoff_applies(self, split: str) -> bool:
+        """Whether a temporal cutoff filters ``split`` (every split but the context ones)."""
+        return split not in self.context_splits
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ files instead of sciprobe's own wording; where a file comes from, first match wi
 
 Python files are never executed: :func:`python_constants` reads their module-level literals with :mod:`ast`
 (code nested too deeply for the parser is one error line, never a RecursionError or MemoryError).
-The LACER judge template (:mod:`sciprobe.benchmarks.prescience.lacer`) is fetched with :func:`fetch_pinned` too.
+Upstream's judge prompts (``Upstream.judge_files``, e.g. PreScience's LACER template and system message,
+:mod:`sciprobe.benchmarks.prescience.lacer`) are read the same way, whatever ``--prompts`` says.
 """
 
 from __future__ import annotations
@@ -223,8 +224,10 @@ class UpstreamTexts:
     docstring for the order: local folder, cache, download)."""
 
     def __init__(self, benchmark: str, upstream: Upstream, local_dir: Path | str | None = None, *,
-                 offline_mode: bool | None = None, timeout_s: float = 30.0) -> None:
+                 offline_mode: bool | None = None, timeout_s: float = 30.0,
+                 option: str | None = "--upstream-dir DIR") -> None:
         self.benchmark = benchmark
+        self.option = option  # how the calling command takes a local folder (None: only the environment)
         self.upstream = upstream
         chosen = local_dir or os.environ.get(dir_env(benchmark)) or None
         self.local_dir = Path(chosen) if chosen else None
@@ -238,13 +241,14 @@ class UpstreamTexts:
         self._constants: dict[str, dict[str, Any]] = {}
 
     def _hint(self) -> str:
-        return (f"pass --upstream-dir DIR or set {dir_env(self.benchmark)}=DIR, a folder holding the files of "
+        how = f"pass {self.option} or set" if self.option else "set"
+        return (f"{how} {dir_env(self.benchmark)}=DIR, a folder holding the files of "
                 f"{self.upstream.label} at their repository paths (e.g. a checkout of that commit)")
 
     def file(self, path: str) -> UpstreamFile:
         if path in self._files:
             return self._files[path]
-        pinned = self.upstream.prompt_files.get(path)
+        pinned = self.upstream.pinned_files.get(path)
         if pinned is None:
             raise SciprobeError(f"{path} is not a pinned prompt file of {self.upstream.label}")
         if self.local_dir is not None:

@@ -2,7 +2,9 @@
 """LACER (LLM-judge similarity of generated and gold title + abstract, 1–10) as an `evaluate` module.
 
 PreScience T1 contribution generation (spec ``prescience.md`` §3). A thin declaration over
-:func:`sciprobe.scoring.lacer.lacer`; the judge prompt is read from a user-supplied template file.
+:func:`sciprobe.scoring.lacer.lacer`; the judge prompt is upstream's (template and system message) read from a
+local copy of the pinned commit (``upstream_dir``), or a user-supplied template file sent with sciprobe's own
+system message (``template_path``).
 """
 
 import datasets
@@ -14,11 +16,14 @@ from sciprobe.scoring.lacer import lacer
 
 _DESCRIPTION = """\
 LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the
-gold paper, with five lattices of exemplars in the prompt (PreScience, Appendix E.5). The template is read from
-`template_path` (the upstream file); the judge is a callable `messages -> reply`, or stored `replies` are
-re-scored without calling a judge. Official mode: first `Score:` match, no clamping, failures excluded from the
-mean; corrected mode: last `Score:` match clamped to [1, 10], failures scored 1. Judge id and prompt hashes are
-returned for provenance; scores from different judges are not comparable.
+gold paper, with five lattices of exemplars in the prompt (PreScience, Appendix E.5). Upstream's judge messages
+(its template and `lacer_score.py`'s system message) are read from `upstream_dir`, a local copy of
+allenai/prescience at the pinned commit; `template_path` instead names another template, sent with sciprobe's own
+system message. The judge is a callable `messages -> reply`, or stored `replies` are re-scored without calling a
+judge. Official mode: first `Score:` match, no clamping; corrected mode: last
+`Score:` match (a whole number token) clamped to [1, 10]. In both modes a reply without a score is a failure,
+left out of the mean and counted in `n_failed`. Judge id and prompt hashes are returned for provenance; scores
+from different judges are not comparable.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -26,15 +31,18 @@ Computes LACER.
 Args:
     predictions (`list` of `dict`): generated {"title", "abstract"}.
     references (`list` of `dict`): gold {"title", "abstract"}.
-    template_path (`str`): the LACER judge template (placeholders {{reference_title}}, {{reference_abstract}},
-        {{generation_title}}, {{generation_abstract}}, each exactly once).
+    upstream_dir (`str`): a local copy of allenai/prescience at the pinned commit: upstream's template and
+        system message (sha256-checked against the pins; a differing copy is reported in `prompt_warnings`).
+    template_path (`str`): instead, another judge template (placeholders {{reference_title}},
+        {{reference_abstract}}, {{generation_title}}, {{generation_abstract}}, each exactly once).
     judge_id (`str`): judge model and version, recorded with the scores.
     judge (`callable`, optional): messages -> reply text; required unless `replies` is given.
     replies (`list` of `str`, optional): stored judge replies to re-score.
     mode (`str`, default "official"): "official" or "corrected".
 Returns:
-    lacer (`float`), ci95_low, ci95_high (`float`), per_item (`list`), judge_id, template_sha256 (`str`),
-    n_items, n_scored, n_failed (`int`), failure_rate (`float`).
+    lacer (`float`), ci95_low, ci95_high (`float`), per_item (`list`), judge_id, template_sha256,
+    system_prompt_sha256 (`str`), prompt_warnings (`list`), n_items, n_scored, n_failed (`int`),
+    failure_rate (`float`).
 Examples:
 
     >>> import tempfile, os
@@ -63,14 +71,22 @@ class Lacer(evaluate.Metric):
                            reference_urls=["https://arxiv.org/abs/2602.20459"])
 
     def _compute(self, predictions, references, template_path=None, judge_id=None, judge=None, replies=None,
-                 mode="official"):
-        if template_path is None:
-            raise ValueError("lacer needs template_path=<LACER judge template file>")
+                 mode="official", upstream_dir=None):
+        if (template_path is None) == (upstream_dir is None):
+            raise ValueError("lacer needs upstream_dir=<a copy of allenai/prescience at the pinned commit> or "
+                             "template_path=<another LACER judge template file>, one of the two")
         if judge is None and replies is None:
             raise ValueError("lacer needs a judge callable or stored replies")
-        report = lacer(list(predictions), list(references), judge=judge,
-                       template=LacerTemplate.from_path(template_path), judge_id=judge_id or "", mode=mode,
-                       replies=replies)
+        if upstream_dir is not None:
+            from sciprobe.benchmarks.prescience.lacer import official_template
+
+            template = official_template(upstream_dir=upstream_dir, option=None)
+        else:
+            template = LacerTemplate.from_path(template_path)
+        report = lacer(list(predictions), list(references), judge=judge, template=template,
+                       judge_id=judge_id or "", mode=mode, replies=replies)
         values = {k: v for k, v in report.values.items() if k not in ("raw_replies", "judge_errors")}
         return {"mode": report.mode, **values, "judge_id": report.params["judge_id"],
-                "template_sha256": report.params["template_sha256"], **report.coverage.as_dict()}
+                "template_sha256": report.params["template_sha256"],
+                "system_prompt_sha256": report.params["system_prompt_sha256"],
+                "prompt_warnings": list(template.warnings), **report.coverage.as_dict()}

@@ -15,5 +15,5 @@ test_cases = [
      "references": [{"title": "A", "abstract": "a"}, {"title": "C", "abstract": "c"}],
      "kwargs": {"judge_id": "stored", "mode": "corrected",
                 "replies": ["Score: 3 at first. Score: 7", "no score here"]},
-     "result": {"lacer": 4.0, "n_failed": 1, "mode": "corrected"}},
+     "result": {"lacer": 7.0, "n_scored": 1, "n_failed": 1, "mode": "corrected"}},
 ]

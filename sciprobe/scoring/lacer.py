@@ -1,23 +1,30 @@
 """LACER: LLM-judge similarity of a generated title + abstract to the gold paper on a 1–10 scale
 (spec ``prescience.md`` §3, pitfalls 15–18).
 
-The judge prompt is the upstream template file (E.5, ``lacer_scoring_prompt_percentile50.110.txt``), read from a
-**user-supplied path** (never bundled); its four placeholders ``{{reference_title}}``, ``{{reference_abstract}}``,
-``{{generation_title}}``, ``{{generation_abstract}}`` are filled with plain ``str.replace`` (Reference = gold,
-Generation = candidate). The judge is any callable ``messages -> reply text`` (an OpenAI-compatible client, a
-local server, or a mock in tests); the system message is sciprobe's own wording.
+The judge prompt is a :class:`LacerTemplate`: the template text (upstream's E.5 file
+``lacer_scoring_prompt_percentile50.110.txt``, never bundled, or another template) whose four placeholders
+``{{reference_title}}``, ``{{reference_abstract}}``, ``{{generation_title}}``, ``{{generation_abstract}}`` are
+filled with plain ``str.replace`` (Reference = gold, Generation = candidate), and the system message sent with it:
+upstream's (``lacer_score.py``'s ``SYSTEM_PROMPT``, read at run time by
+:func:`sciprobe.benchmarks.prescience.lacer.official_template`) with the official template, sciprobe's own wording
+(:data:`SYSTEM_PROMPT`) with any other. The judge is any callable ``messages -> reply text`` (an
+OpenAI-compatible client, a local server, or a mock in tests).
 
 Modes:
 
 ``official`` (``lacer_score.py``): the **first** ``Score:`` match of
-``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping; a reply without a score
-(or a judge error) is excluded from the mean and counted in ``n_failed``.
+``Score\\s*:\\s*([-+]?[0-9]+(?:\\.\\d+)?)`` (case-insensitive) as a float, no clamping.
 ``corrected``: the **last** ``Score:`` of the reply (a judge that writes "Score:" inside its reasoning is not
-mis-read), clamped to [1, 10]; decision: a failure scores ``failure_score`` (default 1, the scale minimum) so
-the mean stands on every item.
+mis-read) whose number is a whole token (``Score: 8a615714`` is no score), clamped to [1, 10].
 
-Every report carries the judge id, the SHA-256 of the template and of the system message, the raw replies,
-and a percentile bootstrap 95% CI over items (1,000 resamples, seeded). Scores from different judges or
+In every mode a reply without a score (or a judge error) is a failure: never a score, left out of the mean and
+counted in ``n_failed`` (upstream sets ``lacer_error`` and excludes the record). A judge that gave no verdict says
+nothing about the generation, so no mode turns its silence into a number (issue 22.2: corrected mode once scored
+it 1, the scale minimum, and its coverage said "failed 0").
+
+Every report carries the judge id, the raw replies and a percentile bootstrap 95% CI over items; those of
+:func:`lacer` (and of the PreScience runner) also the SHA-256 and source of the template and of the system message
+(:meth:`LacerTemplate.provenance`) (1,000 resamples, seeded). Scores from different judges or
 prompts are not comparable (pitfall 18).
 """
 
@@ -46,9 +53,12 @@ __all__ = [
 ]
 
 PLACEHOLDERS = ("{{reference_title}}", "{{reference_abstract}}", "{{generation_title}}", "{{generation_abstract}}")
+#: sciprobe's own system message, sent with a judge prompt that is not upstream's (a lattice, another template)
 SYSTEM_PROMPT = ("You are an experienced scientific reviewer who rates how closely a generated research paper "
                  "title and abstract matches a reference paper.")
 _OFFICIAL = re.compile(r"Score\s*:\s*([-+]?[0-9]+(?:\.\d+)?)", re.IGNORECASE)
+# corrected: the score must be a whole number token ("Score: 8a615714" is no 8; upstream's regex reads 8)
+_CORRECTED = re.compile(_OFFICIAL.pattern + r"(?![\w]|[.,]\d)", re.IGNORECASE)
 MODES = ("official", "corrected")
 
 Judge = Callable[[list[dict[str, str]]], str]
@@ -60,16 +70,21 @@ def _sha(text: str) -> str:
 
 @dataclass(frozen=True)
 class LacerTemplate:
-    """The judge prompt template, validated: each placeholder exactly once."""
+    """The judge prompt: the template, validated (each placeholder exactly once), and the system message sent
+    with it, each with where it came from; ``warnings`` say what the run should report about them (e.g. a local
+    upstream copy whose sha256 differs from the pin)."""
 
     text: str
     source: str = "<string>"
+    system: str = SYSTEM_PROMPT
+    system_source: str = "sciprobe"
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_path(cls, path: Path | str) -> LacerTemplate:
         path = Path(path)
         if not path.is_file():
-            raise SciprobeError(f"LACER template {path} not found (pass the upstream E.5 template file)")
+            raise SciprobeError(f"LACER template {path} not found (a template file with the four placeholders)")
         return cls(path.read_text(encoding="utf-8"), str(path))
 
     def __post_init__(self) -> None:
@@ -81,6 +96,20 @@ class LacerTemplate:
     @property
     def sha256(self) -> str:
         return _sha(self.text)
+
+    @property
+    def system_sha256(self) -> str:
+        return _sha(self.system)
+
+    def provenance(self) -> dict[str, str]:
+        """What a score records about its judge prompt."""
+        return {"template_sha256": self.sha256, "template_source": self.source,
+                "system_prompt_sha256": self.system_sha256, "system_prompt_source": self.system_source}
+
+    def messages(self, reference: Mapping[str, str], generation: Mapping[str, str] | None) -> list[dict[str, str]]:
+        """The judge's messages for one pair: the system message, then the filled template."""
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": self.fill(reference, generation or {})}]
 
     def fill(self, reference: Mapping[str, str], generation: Mapping[str, str]) -> str:
         values = (reference.get("title") or "", reference.get("abstract") or "",
@@ -97,7 +126,7 @@ def parse_score(reply: str | None, mode: str = "official") -> float | None:
         raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
     if not reply:
         return None
-    matches = list(_OFFICIAL.finditer(reply)) if mode == "corrected" else [_OFFICIAL.search(reply)]
+    matches = list(_CORRECTED.finditer(reply)) if mode == "corrected" else [_OFFICIAL.search(reply)]
     matches = [m for m in matches if m is not None]
     if not matches:
         return None
@@ -116,8 +145,8 @@ def _bootstrap(values: np.ndarray, seed: int, n: int = 1000) -> tuple[float | No
 
 
 def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[Mapping[str, str]], *,
-          judge: Judge, template: LacerTemplate, judge_id: str, mode: str = "official",
-          failure_score: float = 1.0, seed: int = 0, replies: Sequence[str | None] | None = None) -> ScoreReport:
+          judge: Judge, template: LacerTemplate, judge_id: str, mode: str = "official", seed: int = 0,
+          replies: Sequence[str | None] | None = None) -> ScoreReport:
     """Mean LACER over (generation, gold) pairs. ``replies`` re-scores stored judge replies without calling
     the judge (e.g. to switch mode). A ``None``/empty generation is still judged (as empty text), as upstream."""
     if mode not in MODES:
@@ -136,26 +165,23 @@ def lacer(generations: Sequence[Mapping[str, str] | None], references: Sequence[
         raw, errors = list(replies), [None] * len(replies)
     else:
         for gen, ref in zip(generations, references, strict=True):
-            messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                        {"role": "user", "content": template.fill(ref, gen or {})}]
+            messages = template.messages(ref, gen)
             try:
                 raw.append(judge(messages))
                 errors.append(None)
             except Exception as exc:  # a judge error is a recorded failure, never a crash of the whole run
                 raw.append(None)
                 errors.append(f"{type(exc).__name__}: {exc}")
-    report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, failure_score=failure_score, seed=seed,
-                                errors=errors)
-    report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+    report = lacer_from_replies(raw, judge_id=judge_id, mode=mode, seed=seed, errors=errors)
+    report.params.update(template.provenance())
     return report
 
 
-def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: str = "official",
-                       failure_score: float = 1.0, seed: int = 0, errors: Sequence[str | None] | None = None,
-                       ids: Sequence[str] | None = None) -> ScoreReport:
-    """Parse stored judge replies (None = the call failed) and aggregate them: the mean over scored items
-    (``official``: failures excluded and counted; ``corrected``: failures scored ``failure_score``) with a
-    percentile bootstrap 95% CI. ``ids`` are kept as ``values["ids"]`` for multi-judge averaging."""
+def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: str = "official", seed: int = 0,
+                       errors: Sequence[str | None] | None = None, ids: Sequence[str] | None = None) -> ScoreReport:
+    """Parse stored judge replies (None = the call failed) and aggregate them: the mean over the scored items
+    with a percentile bootstrap 95% CI; a reply without a score is left out and counted, in every mode. ``ids``
+    are kept as ``values["ids"]`` for multi-judge averaging."""
     if mode not in MODES:
         raise SciprobeError(f"unknown LACER mode {mode!r} ({', '.join(MODES)})")
     raw = list(replies)
@@ -163,27 +189,20 @@ def lacer_from_replies(replies: Sequence[str | None], *, judge_id: str, mode: st
     scores = [parse_score(r, mode) for r in raw]
     failed = [s is None for s in scores]
     n_failed = sum(failed)
-    if mode == "official":
-        used = np.array([s for s in scores if s is not None], dtype=float)
-    else:
-        used = np.array([failure_score if s is None else s for s in scores], dtype=float)
+    used = np.array([s for s in scores if s is not None], dtype=float)
     mean = float(used.mean()) if used.size else None
     low, high = _bootstrap(used, seed) if used.size else (None, None)
     notes = []
     if n_failed:
-        notes.append(f"{n_failed} judge repl(ies) without a score " +
-                     ("excluded from the mean" if mode == "official" else f"scored {failure_score}"))
-    # what each item contributes to the mean (None = excluded): per_item with the corrected-mode substitution
-    counted = scores if mode == "official" else [failure_score if s is None else s for s in scores]
-    values = {"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "per_item_counted": counted,
-              "raw_replies": raw, "judge_errors": errors}
+        notes.append(f"{n_failed} judge repl(ies) without a score: failures, left out of the mean")
+    values = {"lacer": mean, "ci95_low": low, "ci95_high": high, "per_item": scores, "raw_replies": raw,
+              "judge_errors": errors}
     if ids is not None:
         values["ids"] = [str(i) for i in ids]
     return ScoreReport(
         metric="lacer", mode=mode, values=values,
         coverage=Coverage(len(scores), int(used.size), n_failed),
-        params={"judge_id": judge_id, "system_prompt_sha256": _sha(SYSTEM_PROMPT),
-                "failure_score": failure_score if mode != "official" else None,
+        params={"judge_id": judge_id,
                 "bootstrap": {"resamples": 1000, "percentile": 95, "seed": seed}},
         notes=notes)
 

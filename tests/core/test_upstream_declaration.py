@@ -31,6 +31,8 @@ def test_dataset_card_states_the_pinned_upstream(name: str) -> None:
     assert re.fullmatch(r"[0-9a-f]{40}", upstream.commit) and upstream.commit in body
     assert all(re.fullmatch(r"[0-9a-f]{64}", sha) for sha in upstream.prompt_files.values())
     assert all(f"`{path}`" in body for path in upstream.prompt_files)
+    judged = upstream.judge_files.items()
+    assert all(re.fullmatch(r"[0-9a-f]{64}", sha) and f"`{path}`" in body for path, sha in judged)
     assert f"sciprobe import-upstream {name}" in body
 
 
@@ -41,6 +43,9 @@ def test_the_pins_are_the_commits_official_mode_reproduces() -> None:
     assert pins["prescience"].label == "allenai/prescience@47384ed"
     assert pins["scitaste"] is None
     assert "5d562f6" in pins["sgibench"].note  # the later commit the deep-research llm_judge follows
+    # the LACER judge's template and system message (lacer_score.py's SYSTEM_PROMPT) are upstream's judge files
+    assert {p.rsplit("/", 1)[-1] for p in pins["prescience"].judge_files} == {
+        "lacer_scoring_prompt_percentile50.110.txt", "lacer_score.py"}
 
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in (REPO / "metrics").iterdir() if p.is_dir()))

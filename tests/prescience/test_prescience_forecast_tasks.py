@@ -24,7 +24,10 @@ from sciprobe.benchmarks.prescience.forecast_runner import (
 )
 from sciprobe.errors import SciprobeError
 
+from golden import case_ids, load_cases
+
 FORECAST_TASKS = (*RANKING_TASKS, *COUNT_LABELS)
+COUNT_CASES = load_cases("prescience_count_parsing")
 BENCH = get_benchmark("prescience")
 
 
@@ -179,13 +182,41 @@ def test_ranking_parser_official_then_tolerant() -> None:
     assert fp.parse_ranking("Ranking: 1, 2", ["12", "1"]).value == ["1", "2"]  # no candidate filter in the parser
 
 
-def test_count_parser_official_then_tolerant() -> None:
-    assert fp.parse_count("Reasoning: growth.\nCitations: 1,234", "Citations").value == 1234.0
-    p = fp.parse_count("Papers: 12 then Papers: 15.5", "Papers")
-    assert p.value == 12.0 and p.path == "official"  # one line: its first number (the line's own value)
-    last = fp.parse_count("About 40 papers, maybe 45", "Papers")
-    assert last.value == 45.0 and last.path == "tolerant:last_number" and last.official is None
-    assert fp.parse_count("no idea", "Papers").path == "failed:no_number"
+@pytest.mark.parametrize("case", COUNT_CASES, ids=case_ids(COUNT_CASES))
+def test_count_parser_reads_only_answers_in_the_format(case: dict) -> None:
+    """Issue 22.1: a number inside prose or glued to letters (a stub's hex digest) is no forecast."""
+    parsed = fp.parse_count(case["text"], case["label"])
+    assert (parsed.value, parsed.path) == (case["value"], case["path"])
+    assert parsed.official == (case["value"] if case["path"] == "official" else None)
+
+
+def test_ranking_parser_reads_candidate_ids_as_whole_tokens() -> None:
+    cands = ["12", "13", "8"]
+    assert fp.parse_ranking("stub judgement 8a615714, then 12.5 and 13", cands).value == ["13"]
+    assert fp.parse_ranking("stub judgement 8a615714.", cands).path == "failed:no_ranking"
+
+
+@pytest.mark.parametrize("task", list(COUNT_LABELS))
+def test_a_reply_that_is_no_answer_is_a_parse_failure_in_every_mode(built: str, task: str, tmp_path: Path) -> None:
+    """Issue 22.1: the loopback stub's default reply ("Reasoning: stub judgement 8a615714. Verdict: ...") was read
+    as 615714 citations and scored 13/13 with MAE 47,434; it is no count, so every item is a parse failure."""
+    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.llm.client import LLMClient
+    from sciprobe.llm.stub_server import StubServer
+
+    with StubServer() as server:
+        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,max_retries=0")
+        request = EvaluationRequest(tasks=[f"prescience:{task}"], model="openai/stub", data=built, limit=5,
+                                    output_dir=tmp_path, use_cache=False)
+        _, (result,) = evaluate(request, client)
+    n = len(result.records)
+    assert n > 0 and all(r["parse_path"] == "failed:no_number" and r["prediction"] is None for r in result.records)
+    for mode in BENCH.task(task).modes:
+        coverage = result.scores[mode].coverage
+        assert (coverage.n_items, coverage.n_failed) == (n, n), mode
+        assert result.scores[mode].values.get("n_parse_tolerant", 0) == 0
+    if task == "citation_prediction":  # no number to score: the MAE stands on nothing (topic units predict 0)
+        assert result.scores["official"].coverage.n_scored == 0 and result.scores["official"].values["mae"] is None
 
 
 def test_finalize_ranking_filters_dedupes_and_pads() -> None:

@@ -60,8 +60,9 @@ def test_official_and_corrected_means_and_failures():
     corrected = lacer(gens, GOLD, judge=judge, template=TEMPLATE, judge_id="mock-1", mode="corrected",
                       replies=official.values["raw_replies"])
     assert len(judge.calls) == 6  # stored replies re-scored without new judge calls
-    assert corrected.values["lacer"] == pytest.approx((9 + 4 + 1 + 4 + 1 + 9) / 6)
-    assert corrected.coverage.n_failed == 2 and corrected.coverage.n_scored == 6
+    # a reply without a score is a failure in every mode: never a score (issue 22.2: corrected scored it 1)
+    assert corrected.values["lacer"] == pytest.approx(6.5) and corrected.values["per_item"][2] is None
+    assert corrected.coverage.n_failed == 2 and corrected.coverage.n_scored == 4
     for report in (official, corrected):
         assert report.params["judge_id"] == "mock-1" and len(report.params["template_sha256"]) == 64
 

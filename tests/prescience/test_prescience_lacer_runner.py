@@ -27,7 +27,7 @@ from sciprobe.scoring.lacer_validation import (
     parse_ranking,
 )
 
-from golden import REPO
+from golden import CASES_DIR, REPO
 
 SHARED_TEMPLATE = (REPO.parent / "shared" / "data" / "prescience" / "task_followup_prediction"
                    / "evaluate" / "templates" / "lacer_scoring_prompt_percentile50.110.txt")
@@ -88,44 +88,86 @@ def test_lattice_file_validation(tmp_path: Path) -> None:
         lr.read_lattices(tmp_path / "other.json")
 
 
+UPSTREAM_COPY = CASES_DIR / "upstream" / "prescience"  # our stand-ins at upstream's paths
+
+
 def test_template_resolution_order(tmp_path: Path, lattice_file: Path, monkeypatch) -> None:
     text = tmp_path / "t.txt"
     text.write_text("Rate.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n")
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
     assert "Reference A:" in lr.load_template().text  # env override (lattice file)
     assert lr.load_template(text).source == str(text)  # explicit path beats the env
+    assert lr.load_template(text, upstream_dir=UPSTREAM_COPY).source == str(text)
+    # --upstream-dir (an explicit option) beats the environment's other judge prompt
+    assert lr.load_template(upstream_dir=UPSTREAM_COPY).text.startswith("TEST-LACER-TEMPLATE")
     monkeypatch.delenv(lr.TEMPLATE_ENV)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(SciprobeError) as err:
         lr.load_template()
     message = str(err.value)
     assert "\n" not in message and lr.TEMPLATE_ENV in message and "not cached" in message
+    assert "--upstream-dir DIR" in message and "SCIPROBE_PRESCIENCE_UPSTREAM" in message
+    assert "--lacer-template" not in message  # issue 23.9: `sciprobe score` has no such option
+    with pytest.raises(SciprobeError) as err:
+        lr.load_template(option=None)  # lighteval: no command-line option to name
+    assert "--upstream-dir" not in str(err.value) and "SCIPROBE_PRESCIENCE_UPSTREAM" in str(err.value)
+    monkeypatch.setenv("SCIPROBE_PRESCIENCE_UPSTREAM", str(UPSTREAM_COPY))
+    assert lr.load_template().system.startswith("TEST-LACER-SYSTEM")
 
 
-def test_official_template_download_is_pinned_and_cached(tmp_path: Path) -> None:
-    """Served from a loopback HTTP server: verified against the pinned sha256, cached, then read offline."""
+def test_upstream_judge_prompt_is_the_template_and_lacer_scores_system_message() -> None:
+    """Issue 22: the judge's system message was sciprobe's own wording; upstream's is lacer_score.py's
+    SYSTEM_PROMPT (read with ast from the pinned file, never stored here). The template is stripped as upstream
+    reads it."""
+    template = lr.load_template(upstream_dir=UPSTREAM_COPY)
+    folder = UPSTREAM_COPY / "task_followup_prediction" / "evaluate"
+    assert template.text == (folder / "templates" / "lacer_scoring_prompt_percentile50.110.txt").read_text().strip()
+    assert template.system == "TEST-LACER-SYSTEM: you compare two research papers."
+    assert template.system_source == "allenai/prescience@47384ed:task_followup_prediction/evaluate/lacer_score.py " \
+                                     "SYSTEM_PROMPT"
+    assert lr.judge_messages(template, GOLD[0], GENS[1])[0] == {"role": "system", "content": template.system}
+    # our stand-ins are not upstream's files: the run says so (sha256 against the pins)
+    assert len(template.warnings) == 2 and all("differs from allenai/prescience@47384ed" in w
+                                               for w in template.warnings)
+
+
+def test_official_judge_prompt_download_is_pinned_and_cached(tmp_path: Path, monkeypatch) -> None:
+    """Served from a loopback HTTP server standing in for raw.githubusercontent.com: both judge files are verified
+    against their pinned sha256, cached, then read offline."""
     import hashlib
 
-    body = "Judge.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n"
+    from sciprobe.benchmarks.prescience.upstream import LACER_SCORE_PATH, LACER_TEMPLATE_PATH
+    from sciprobe.declaration import Upstream
+
+    template = "Judge.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n"
+    script = 'SYSTEM_PROMPT = "You judge."\n'
     site = tmp_path / "site"
-    site.mkdir()
-    (site / "t.txt").write_text(body)
+    for path, body in ((LACER_TEMPLATE_PATH, template), (LACER_SCORE_PATH, script)):
+        (site / "owner" / "repo" / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / "owner" / "repo" / path).write_text(body)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a, **k: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setattr(Upstream, "raw_url", lambda self, path: f"{base}/{self.repo}/{path}")
+    monkeypatch.delenv("SCIPROBE_PRESCIENCE_UPSTREAM", raising=False)
+
+    def pinned(template_sha: str) -> Upstream:
+        return Upstream("owner/repo", "d" * 40, judge_files={
+            LACER_TEMPLATE_PATH: template_sha, LACER_SCORE_PATH: hashlib.sha256(script.encode()).hexdigest()})
+
+    good = pinned(hashlib.sha256(template.encode()).hexdigest())
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/t.txt"
-        sha = hashlib.sha256(body.encode()).hexdigest()
-        with pytest.raises(SciprobeError, match="expected"):
-            lr.official_template(url=url, sha256="0" * 64, offline=False)
-        first = lr.official_template(url=url, sha256=sha, offline=False)
-        assert first.text == body
+        with pytest.raises(SciprobeError, match="expected 000000000000"):
+            lr.official_template(upstream=pinned("0" * 64), offline=False)
+        first = lr.official_template(upstream=good, offline=False)
+        assert first.text == template.strip() and first.system == "You judge." and not first.warnings
     finally:
         server.shutdown()
-    again = lr.official_template(url=url, sha256=sha, offline=True)  # from the cache, no server
-    assert again.text == body and "cached" in again.source
+    again = lr.official_template(upstream=good, offline=True)  # from the cache, no server
+    assert (again.text, again.system) == (first.text, first.system) and "cached" in again.source
 
 
 def test_reference_template_when_present() -> None:
@@ -155,7 +197,7 @@ def test_judge_through_stub_records_failures(lattice_file: Path) -> None:
     assert official.values["ci95_low"] <= 6.5 <= official.values["ci95_high"]
     assert official.params["template_sha256"] == template.sha256
     corrected = run.per_judge["openai/judge-a"]["corrected"]
-    assert corrected.values["lacer"] == pytest.approx((9 + 4 + 1 + 4 + 9) / 5)
+    assert corrected.values["lacer"] == pytest.approx(6.5) and corrected.coverage.n_failed == 1
     assert run.average["official"].values["lacer"] == pytest.approx(6.5)
     assert run.replies["openai/judge-a"][2] == "Reasoning: I cannot decide."
 
@@ -323,11 +365,42 @@ def test_evaluate_contribution_generation_end_to_end(tmp_path: Path, lattice_fil
     failed_generations = scores["n_generation_failed"]
     assert 0 < failed_generations < 8
     assert scores["lacer"] == pytest.approx(6.0) and scores["n_failed"] == failed_generations
-    assert scores["lacer:corrected"] == pytest.approx((6 * (8 - failed_generations) + failed_generations) / 8)
+    # the judge gave no score to the failed generations: failures in both modes, never a score
+    assert scores["lacer:corrected"] == pytest.approx(6.0)
+    corrected = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["scores"]["corrected"]
+    assert corrected["coverage"]["n_failed"] == failed_generations
     assert 0 < scores["rougeL"] < 1 and 0 < scores["bertscore_f1"] <= 1
     task = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]
     assert task["provenance"]["lacer_template_sha256"] == lr.load_template(lattice_file).sha256
     assert task["scores"]["official"]["params"]["lacer"]["judge_ids"] == ["openai/judge-model"]
+
+
+def test_no_generation_and_no_judge_score_is_a_failure_in_every_mode(tmp_path: Path, lattice_file: Path,
+                                                                      monkeypatch) -> None:
+    """Issue 22.2: the stub's reply is no answer ("failed:no_title") and, as the judge, gives no score; corrected
+    mode reported 1.000 with "failed 0 (0%)". No mode turns a judge's silence into a number."""
+    from sciprobe.cli import main
+
+    monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
+    out = tmp_path / "run"
+    with StubServer() as stub:
+        spec = f"openai/stub,base_url={stub.base_url},api_key=sk-test"
+        assert main(["evaluate", "prescience:contribution_generation", "--model", spec, "--judge", spec,
+                     "--limit", "3", "--output-dir", str(out), "--no-cache"]) == 0
+    task = json.loads(max((out / "results").rglob("results_*.json")).read_text())["sciprobe"]["tasks"]
+    result = task["prescience:contribution_generation|0"]
+    assert {r["parse_path"] for r in _details(out)} == {"failed:no_title"}
+    for mode in ("official", "corrected"):
+        scores = result["scores"][mode]
+        assert scores["lacer"] is None, mode
+        assert (scores["coverage"]["n_items"], scores["coverage"]["n_scored"], scores["coverage"]["n_failed"]) \
+            == (3, 0, 3), mode
+
+
+def _details(out: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(next((out / "details").rglob("*.parquet"))).to_pylist()
 
 
 def test_evaluate_without_judge_is_a_one_line_error(tmp_path: Path, capsys, lattice_file: Path, monkeypatch) -> None:
@@ -385,7 +458,8 @@ def test_task_scorer_rescores_stored_replies_of_two_judges() -> None:
     assert official.values["lacer[a]"] == pytest.approx(6.0) and official.values["lacer_failed[a]"] == 1
     assert official.coverage.n_scored == 2 and official.coverage.n_failed == 1
     corrected = score_records(records, "corrected", bertscore=False)
-    assert corrected.values["lacer"] == pytest.approx((7 + 1.5 + 4) / 3)
+    assert corrected.values["lacer"] == pytest.approx((7 + 4) / 2)  # judge a's unscored reply is no 1
+    assert corrected.coverage.n_scored == 2 and corrected.coverage.n_failed == 1
 
 
 @pytest.mark.slow

@@ -59,11 +59,27 @@ def test_bad_input_raises_value_errors(loaded: dict[str, Any]) -> None:
         loaded["topic_trend"].compute(predictions=[1.0], references=[1.0])
     with pytest.raises(ValueError, match="negative count"):
         loaded["topic_trend"].compute(predictions=[1.0, 2.0], references=[1.0, 2.0], history=[1, -1])
-    with pytest.raises(ValueError, match="needs template_path"):
+    with pytest.raises(ValueError, match="needs upstream_dir=.* or template_path"):
         loaded["lacer"].compute(predictions=[{"title": "a", "abstract": "b"}],
                                 references=[{"title": "a", "abstract": "b"}], replies=["Score: 3"])
     with pytest.raises(ValueError, match="unknown text similarity metric"):
         loaded["text_similarity"].compute(predictions=["a"], references=["a"], metrics=["bleu"])
+
+
+def test_lacer_module_sends_upstreams_judge_messages_from_upstream_dir(loaded: dict[str, Any]) -> None:
+    """Official judge messages are upstream's: the template and lacer_score.py's system message (our stand-ins)."""
+    sent: list[list[dict[str, str]]] = []
+
+    def judge(messages: list[dict[str, str]]) -> str:
+        sent.append(messages)
+        return "Reasoning: close.\nScore: 8"
+
+    paper = {"title": "A", "abstract": "a"}
+    got = loaded["lacer"].compute(predictions=[paper], references=[paper], judge=judge, judge_id="mock",
+                                  upstream_dir=str(REPO / "tests" / "cases" / "upstream" / "prescience"))
+    assert sent[0][0] == {"role": "system", "content": "TEST-LACER-SYSTEM: you compare two research papers."}
+    assert sent[0][1]["content"].startswith("TEST-LACER-TEMPLATE") and got["lacer"] == 8.0
+    assert len(got["prompt_warnings"]) == 2 and len(got["system_prompt_sha256"]) == 64  # stand-ins: not the pins
 
 
 def test_module_info(loaded: dict[str, Any]) -> None:

@@ -264,11 +264,11 @@ BENCHMARK = Benchmark(
     homepage="https://project-ai4science.github.io/idrbench-framework/",
     configs={
         "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary",
-                          ipi_features, ("test", "fewshot")),
+                          ipi_features, ("test", "fewshot"), context_splits=("fewshot",)),
         "i3_set1": ConfigSpec("i3_set1", "IDR idea integration, Set 1 (feasibility): random cross-discipline "
-                              "negatives", i3_features, ("test", "fewshot")),
+                              "negatives", i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
         "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives",
-                              i3_features, ("test", "fewshot")),
+                              i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
         "i2r": ConfigSpec("i2r", "IDR idea recommendation: a seed paper, its gold partner(s) and distractors",
                           i2r_features),
     },

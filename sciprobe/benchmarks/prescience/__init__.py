@@ -41,10 +41,11 @@ CITATION = """
 
 @dataclass(frozen=True)
 class CorpusConfigSpec(ConfigSpec):
-    """A corpus config: its ``test`` split is the test-period *corpus* (history included), so a model-cutoff
-    filter must not drop rows from it (``sciprobe.build`` honours ``cutoff_filter``)."""
+    """A corpus config: the history every instance's prompt is built from (H^{<t}), never an evaluated item, so
+    a model cutoff keeps all of it (the instance configs, every split, are what it filters)."""
 
-    cutoff_filter: bool = False
+    def cutoff_applies(self, split: str) -> bool:
+        return False
 
 
 # ---------------------------------------------------------------- features (lazy)
@@ -125,14 +126,14 @@ def _trend(extra: dict) -> Any:
 def topic_features():
     from datasets import Value
 
-    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64")})
+    return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64"), "date": Value("string")})
 
 
 def topic_pair_features():
     from datasets import Value
 
     return _trend({"history_papers": Value("int64"), "forecast_papers": Value("int64"),
-                   "forecast_end": Value("string")})
+                   "forecast_end": Value("string"), "date": Value("string")})
 
 
 # ---------------------------------------------------------------- scoring (records -> ScoreReport)
@@ -268,14 +269,15 @@ TASKS = {
     "contribution_generation": TaskSpec(
         name="contribution_generation", config="contribution_generation",
         description="T1: generate the title + abstract of a follow-up of the influential references; LACER "
-                    "(judge via --judge, template via SCIPROBE_LACER_TEMPLATE or the official one), ROUGE-L, "
+                    "(judge via --judge; upstream's judge prompt, or SCIPROBE_LACER_TEMPLATE), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
         metric="contribution_generation", score=lazy(_CONTRIBUTION + "score_records"),
         build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
         gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
         # reports LACER as its headline
-        generation={"max_tokens": 2048}, modes=("official", "corrected"), leaderboard_mode="corrected",
+        # no max_tokens, as upstream's OpenAI baseline sends none (a cap would cut a reasoning model's answer)
+        generation={}, modes=("official", "corrected"), leaderboard_mode="corrected",
         headline="rougeL", extra_columns=("lacer",),
         corpus_metrics=(("rougeL", True), ("bertscore_f1", True)), breakdowns=(QUARTER,),
         item_scores=contribution_items,
@@ -335,10 +337,22 @@ CARD_SECTIONS = {
         "upstream's `prediction_system.prompt` and user layout instead, see Upstream); "
         "references listed as `Background Paper i:` with `Title:`/`Abstract:`; answer `Reasoning:`/`Title:`/"
         "`Abstract:`; an unparsable answer is an empty generation (judged, ROUGE-L/BERTScore 0), no retries.",
-        "- LACER judge prompt: the official template (allenai/prescience@47384ed, sha256-pinned, downloaded once "
-        "into $SCIPROBE_HOME/lacer) unless `SCIPROBE_LACER_TEMPLATE` names a template or lattice file "
-        "(`sciprobe lacer build-lattice`). Official parsing: first `Score:` match, no clamp, failures excluded "
-        "and counted; corrected: last match clamped to [1, 10], failures scored 1.",
+        "- Generation settings: as upstream's OpenAI baseline (`generate/baseline_gpt_parallel.py`), no "
+        "`max_tokens` and the provider's default sampling, with either prompt set (a reasoning model spends its "
+        "completion tokens on reasoning first: a cap would cut its answer). `--max-tokens N` or a model spec's "
+        "`max_tokens` sets one, recorded in the results' generation parameters; the bundled model stops at its own "
+        "default. Upstream's Anthropic baseline sends `max_tokens=4096` because that API requires one.",
+        "- LACER judge messages: upstream's (allenai/prescience@47384ed, both files sha256-pinned, read at run "
+        "time and never redistributed): the system message is `lacer_score.py`'s `SYSTEM_PROMPT` (read from the "
+        "file, never executed), the user message the E.5 template, `.strip()`-ed as upstream reads it, with the "
+        "pair filled in. Read from `--upstream-dir DIR` (a checkout of that commit; offline) or "
+        "`$SCIPROBE_PRESCIENCE_UPSTREAM`, else the cache, else downloaded once. Decision: the system message is a "
+        "one-sentence instruction, but upstream's text all the same, so it is loaded like the template, not "
+        "copied. `SCIPROBE_LACER_TEMPLATE` names another judge prompt (a template, or a lattice file from "
+        "`sciprobe lacer build-lattice`), sent with sciprobe's own system message; results record both "
+        "prompts' sha256 and source. Official parsing: first `Score:` match, no clamp; corrected: last "
+        "match (a whole number token) clamped to [1, 10]. In both modes a judge reply without a score is a "
+        "failure: never a score, left out of the mean and counted.",
         "- Several judges (`--judge 'A;B'`): per-id mean over the ids every judge scored, then the mean with a "
         "percentile bootstrap 95% CI (1,000 resamples over ids, seed 0).",
         "- BERTScore uses the bundled MiniLM (offline, 6 layers, no rescaling): not comparable with the paper's "
@@ -366,8 +380,10 @@ CARD_SECTIONS = {
         "- Context budget: at most `context_chars` characters per prompt (default 6,000; abstracts clipped to "
         "600, at most 40 candidates); sections keep whole lines in a fixed order and share; what was cut is "
         "recorded per item (`context_cut`) and the budget in the provenance.",
-        "- Parsing: the `Ranking:` / count line (official), else candidate ids in order of mention or the "
-        "last number (tolerant); the parse path is recorded and counted (`n_parse_official`, "
+        "- Parsing (the same in every mode): the `Ranking:` / `Citations: N` / `Papers: N` line (official), else "
+        "the listed candidate ids in order of mention, or a last line that is a bare number with at most a short "
+        "label and the unit word (tolerant); a number inside prose or glued to letters (`8a615714`) is a parse "
+        "failure, never a forecast. The parse path is recorded and counted (`n_parse_official`, "
         "`n_parse_tolerant`). A predictions file (`{\"id\", \"prediction\"}`: ranked ids or a number) is scored "
         "as given.",
         "- `impact_prediction` (the newest upstream's name of T4) is an alias of `citation_prediction`: same "
@@ -375,7 +391,10 @@ CARD_SECTIONS = {
     ]),
     "Deviations and decisions": "\n".join([
         "- `papers` has splits `train` and `test`: the two overlapping corpora, not disjoint samples. A model "
-        "cutoff never filters them (it filters the instance configs' `test` split).",
+        "cutoff never filters them, nor `author_*` (the history prompts are built from); it filters every split of "
+        "the instance configs (`test`, `test_sample_5000`, `test_sample_500`, `train`, `dev_1000`).",
+        "- Topic units (T6/T7) carry `date` = the forecast window's first day (2024-10-01): their gold counts papers "
+        "from that day on, so a cutoff keeps them only when it precedes the whole window.",
         "- `author_publications` / `author_disambiguation` have one split named `full` (spec: `all`, which "
         "`datasets` reserves for the union of splits).",
         "- Instance configs store ids, dates and labels; inputs are assembled from `papers` under the history "

@@ -46,9 +46,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     score.add_argument("--unknown", default="drop", choices=("drop", "error"),
                        help="ranking tasks: ids outside H^{<t_p} are dropped and counted, or an error")
     score.add_argument("--judge", metavar="SPEC", help="contribution_generation: also score LACER with this judge "
-                       "(several: 'SPEC1;SPEC2'); prompt from --lacer-template or SCIPROBE_LACER_TEMPLATE, else the "
-                       "official template")
-    score.add_argument("--lacer-template", help="LACER template text or lattice (.json) file")
+                       "(several: 'SPEC1;SPEC2'); judge prompt from --lacer-template, --upstream-dir or "
+                       "SCIPROBE_LACER_TEMPLATE, else upstream's (fetched from the pinned commit, cached)")
+    score.add_argument("--lacer-template", help="another LACER judge prompt: a template text or lattice (.json) file")
+    score.add_argument("--upstream-dir", metavar="DIR",
+                       help="a local copy of allenai/prescience at the pinned commit (offline): upstream's LACER "
+                            "template and system message are read from it; also $SCIPROBE_PRESCIENCE_UPSTREAM")
     score.add_argument("--lacer-mode", default="official", choices=("official", "corrected"))
     score.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     score.add_argument("--json", help="also write the score report to this JSON file")
@@ -80,7 +83,7 @@ def _lacer(args: argparse.Namespace) -> Any:
     from sciprobe.task_runner import make_client
     from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
-    template = load_template(args.lacer_template)
+    template = load_template(args.lacer_template, upstream_dir=args.upstream_dir)
     data = TaskData(_source(args.source), "contribution_generation")
     preds = read_predictions(args.predictions)
     ids = [str(r["corpus_id"]) for r in data.instances]

@@ -13,8 +13,8 @@ same answer).
 Runner ``prescience_contribution`` (``sciprobe evaluate prescience:contribution_generation --model SPEC --judge
 SPEC``): one generation call per target, then one LACER judge call per generation and judge (several judges:
 ``--judge "SPEC1;SPEC2"``), everything through the cached client. The judge prompt comes from
-:func:`sciprobe.benchmarks.prescience.lacer.load_template` (``$SCIPROBE_LACER_TEMPLATE`` overrides the official
-template).
+:func:`sciprobe.benchmarks.prescience.lacer.load_template`: upstream's template and system message (from
+``--upstream-dir`` when given), unless ``$SCIPROBE_LACER_TEMPLATE`` names another judge prompt.
 Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore do not depend on the mode):
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
 bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 PROMPT_VERSION = "sciprobe-t1-1"
-GENERATION = {"max_tokens": 2048}
 
 SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
           "program committees, and you follow the literature closely. You will be shown the titles and abstracts "
@@ -144,7 +143,7 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
         table = {}
         for j in judges:
             report = lacer_from_replies([(rep or {}).get(j) for rep in replies], judge_id=j, mode=mode, ids=ids)
-            table[j] = dict(zip(ids, report.values["per_item_counted"]))
+            table[j] = dict(zip(ids, report.values["per_item"]))
             values[f"lacer[{j}]"] = report.values["lacer"]
             values[f"lacer_failed[{j}]"] = report.coverage.n_failed
             notes += [f"{j}: {n}" for n in report.notes]
@@ -182,7 +181,9 @@ def run_contribution_task(ctx: Any) -> list[Any]:
 
     task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
     specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))
-    template = load_template(ctx.options.get("lacer_template"))  # before any model call: fail fast
+    # before any model call: fail fast; --upstream-dir supplies upstream's judge prompt too
+    template = load_template(ctx.options.get("lacer_template"),
+                             upstream_dir=ctx.options.get("upstream_dir", ctx.request.upstream_dir))
     judges = [ctx.judge_client(s) for s in specs]
     params = dict(ctx.params)
     rows = data.rows
@@ -209,17 +210,20 @@ def run_contribution_task(ctx: Any) -> list[Any]:
             mark_call_failure(records[-1], judge_failed[1], f"judge {judge_failed[0]}")
     scores = {mode: task.score(records, mode) for mode in modes}
     for mode in modes:
-        scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), "template_sha256": run.template_sha256,
-                                        "template_source": run.template_source,
+        scores[mode].params["lacer"] = {**scores[mode].params.get("lacer", {}), **run.prompt,
                                         "judge_ids": [j.model_id for j in judges]}
     provenance = {**base, "judge_id": SPEC_SEPARATOR.join(j.model_id for j in judges),
                   "judge_ids": [j.model_id for j in judges], "lacer_template_sha256": run.template_sha256,
                   "lacer_template_source": run.template_source,
+                  "lacer_system_prompt_sha256": template.system_sha256,
+                  "lacer_system_prompt_source": template.system_source,
                   "prompt_version": PROMPT_VERSION if base.get("prompt_set", "sciprobe") == "sciprobe"
                   else base.get("prompt_version"),
                   "prompt_hash": sha256_hex(canonical_json([list(r.messages) for r in requests])),
                   "n_calls": len(requests) + len(ids) * len(judges),
                   "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}
+    if template.warnings:
+        provenance["prompt_warnings"] = [*base.get("prompt_warnings", []), *template.warnings]
     return [TaskResult(ref, 0, scores, records, provenance, "lacer", default_mode=modes[0])]
 
 

@@ -14,9 +14,18 @@ each evidence section gets a fixed share of what is left, in order, whole lines 
 ``max_candidates`` candidates are listed. Everything left out is recorded per item (``context_cut``:
 ``{section: {"shown", "total"}}``, ``clipped_abstracts``), so the cut is deterministic and visible.
 
-**Parsing.** Official (the format the prompt asks for): the last ``Ranking:`` line split on commas, or the last
-``Citations:`` / ``Papers:`` line's number. Tolerant fallback: the candidate ids in order of first mention
-anywhere in the answer (``tolerant:candidate_ids``), or the last number in the answer (``tolerant:last_number``).
+**Parsing** (the same in every scoring mode; upstream at the pinned commit has no text parser for these tasks:
+its ``evaluate.py`` scripts read ranked id lists and JSON numbers, which is what a predictions file gives).
+
+- Rankings. Official (the format the prompt asks for): the last ``Ranking:`` line split on commas. Tolerant:
+  the listed candidate ids in order of first mention, each a whole token (``tolerant:candidate_ids``).
+- Counts. Official: the last line ``<label>: N`` (``Citations`` / ``Papers``, any case, markdown emphasis, a
+  bullet and ``~``/``≈`` allowed around it), N a whole number token (:data:`NUMBER`: optional sign, digits with
+  optional comma groups of three, optional decimals; never followed by a letter or digit), anything after it
+  ignored. Tolerant (``tolerant:last_line``): the answer's last non-blank line (at most :data:`BARE_LINE_CHARS`
+  characters) is N alone, with at most a short label (up to four words and ``:`` or ``=``) before it and the unit
+  word (``citations`` / ``papers``) after it. Nothing else is an answer: a number inside prose or glued to
+  letters (``8a615714``) is a parse failure (``failed:no_number``), never a forecast.
 """
 
 from __future__ import annotations
@@ -254,8 +263,12 @@ def trend_messages(facts: Any, budget: Budget) -> list[dict[str, str]]:
 # ---------------------------------------------------------------- parsers
 _RANKING_LINE = re.compile(r"^[\s>*_#-]*ranking[*_\s]*:[*_\s]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _TOKEN_TRIM = " \t\"'`*[](){}<>.;"
-_NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
-_ANY_NUMBER = re.compile(_NUMBER)
+#: a number as a whole token: optional sign, digits (comma groups of three or none), optional decimals, and then
+#: no letter, digit or separator-plus-digit ("8a615714", "1,2345" and "12.5.1" are no numbers)
+NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|[.,]\d)"
+_DECOR = r"(?:[ \t>*_#`]|-(?!\d))*"  # markdown quote/emphasis/heading/bullet marks (a "-" before a digit is a sign)
+_SHORT_LABEL = r"[A-Za-z][A-Za-z'()-]*(?:[ \t]+[A-Za-z][A-Za-z'()-]*){0,3}"
+BARE_LINE_CHARS = 80  # the longest last line the tolerant count parser reads (label, number and unit)
 
 
 def parse_ranking(text: str | None, candidates: Sequence[str] = ()) -> Parsed:
@@ -274,7 +287,8 @@ def parse_ranking(text: str | None, candidates: Sequence[str] = ()) -> Parsed:
     if known:
         found = []
         for cid in sorted(known, key=len, reverse=True):  # longer ids first: "12" must not claim "123"'s spot
-            match = re.search(rf"(?<![\w.]){re.escape(cid)}(?![\w])", text)
+            # a whole token only: not inside a word, a hex string or a decimal number ("12" is not in "12.5")
+            match = re.search(rf"(?<![\w.]){re.escape(cid)}(?![\w]|\.\d)", text)
             if match:
                 found.append((match.start(), cid))
         if found:
@@ -282,16 +296,26 @@ def parse_ranking(text: str | None, candidates: Sequence[str] = ()) -> Parsed:
     return Parsed(None, "failed:no_ranking", {"official": official})
 
 
+def _number(token: str) -> float:
+    return float(token.replace(",", ""))
+
+
 def parse_count(text: str | None, label: str) -> Parsed:
-    """A non-negative-or-not number: the last ``<label>: N`` line (official) or the last number (tolerant)."""
+    """A number in the task's answer format (module docstring): the last ``<label>: N`` line (official), else
+    a last line that is N alone with at most a short label and the unit word (tolerant), else a failure."""
     if not text:
         return Parsed(None, "failed:empty", {"official": None})
-    pattern = re.compile(rf"^[\s>*_#-]*{label}[*_\s]*:[*_\s~≈]*({_NUMBER})", re.IGNORECASE | re.MULTILINE)
-    hits = pattern.findall(text)
+    official = re.compile(rf"^{_DECOR}{label}[*_` \t]*:[*_` \t~≈]*({NUMBER})", re.IGNORECASE | re.MULTILINE)
+    hits = official.findall(text)
     if hits:
-        value = float(hits[-1].replace(",", ""))
+        value = _number(hits[-1])
         return Parsed(value, "official", {"official": value})
-    numbers = _ANY_NUMBER.findall(text)
-    if numbers:
-        return Parsed(float(numbers[-1].replace(",", "")), "tolerant:last_number", {"official": None})
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    unit = label.lower().rstrip("s") + "s?"
+    bare = re.compile(rf"{_DECOR}(?:{_SHORT_LABEL}[*_` \t]*[:=][*_` \t]*)?[~≈]?[ \t]*({NUMBER})"
+                      rf"(?:[ \t]+{unit})?[*_`.!)]*", re.IGNORECASE)
+    # a bare answer is short: a longer line is prose (and the pattern never runs on a long line)
+    match = bare.fullmatch(lines[-1]) if lines and len(lines[-1]) <= BARE_LINE_CHARS else None
+    if match:
+        return Parsed(_number(match[1]), "tolerant:last_line", {"official": None})
     return Parsed(None, "failed:no_number", {"official": None})

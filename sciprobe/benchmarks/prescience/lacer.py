@@ -2,15 +2,23 @@
 
 Where the judge prompt comes from (:func:`load_template`), first match wins:
 
-1. an explicit ``path`` argument, else ``$SCIPROBE_LACER_TEMPLATE``: either a *template* text file with the four
-   ``{{...}}`` placeholders (e.g. a local copy of the upstream E.5 file) or a *lattice file* (``*.json``, the
-   format of :func:`read_lattices`, e.g. written by ``sciprobe lacer build-lattice``), rendered into a judge
-   prompt with sciprobe's own instruction wording (:func:`render_lattices`);
-2. the official template, fetched from its published location (``allenai/prescience`` at a pinned commit),
-   checked against a pinned SHA-256 and cached under ``$SCIPROBE_HOME/lacer/``. Offline (``SCIPROBE_OFFLINE=1``
-   or ``HF_HUB_OFFLINE=1``, or no network) and not cached: a one-line error naming the override.
+1. an explicit ``path`` (``sciprobe prescience score --lacer-template``, the runner option ``lacer_template``):
+   another judge prompt, see 3;
+2. an explicit ``upstream_dir`` (``--upstream-dir DIR``): upstream's judge prompt read from that local copy of
+   the pinned commit, see 4;
+3. ``$SCIPROBE_LACER_TEMPLATE``: either a *template* text file with the four ``{{...}}`` placeholders or a
+   *lattice file* (``*.json``, the format of :func:`read_lattices`, e.g. written by ``sciprobe lacer
+   build-lattice``), rendered into a judge prompt with sciprobe's own instruction wording
+   (:func:`render_lattices`); sent with sciprobe's own system message (:data:`sciprobe.scoring.lacer.SYSTEM_PROMPT`);
+4. upstream's judge prompt (:func:`official_template`): the E.5 template (``.strip()``-ed, as ``lacer_score.py``
+   reads it) and the system message ``lacer_score.py`` sends (its ``SYSTEM_PROMPT`` literal, read with :mod:`ast`,
+   never executed), both pinned by sha256 (``Upstream.judge_files``) and read like every upstream file
+   (:class:`sciprobe.upstream.UpstreamTexts`): ``$SCIPROBE_PRESCIENCE_UPSTREAM``, else the cache under
+   ``$SCIPROBE_HOME/upstream``, else downloaded from the pinned commit. Offline (``SCIPROBE_OFFLINE=1`` or
+   ``HF_HUB_OFFLINE=1``) and not cached: a one-line error naming the ways to supply it that the calling command
+   has.
 
-The upstream template text is never stored in this repository.
+No upstream text (template or system message) is stored in this repository.
 
 Judging (:func:`judge_pairs`): one request per (gold, generation) pair per judge, sent as one batch through
 :class:`sciprobe.llm.client.LLMClient` (cached, concurrent); the replies are scored by
@@ -26,22 +34,24 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sciprobe.benchmarks.prescience.upstream import LACER_TEMPLATE_PATH, LACER_TEMPLATE_SHA256, UPSTREAM
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.lacer import (
-    SYSTEM_PROMPT,
-    LacerTemplate,
-    average_judges,
-    lacer_from_replies,
+from sciprobe.benchmarks.prescience.upstream import (
+    LACER_SCORE_PATH,
+    LACER_TEMPLATE_PATH,
+    LACER_TEMPLATE_SHA256,
+    UPSTREAM,
 )
+from sciprobe.errors import SciprobeError
+from sciprobe.scoring.lacer import LacerTemplate, average_judges, lacer_from_replies
 from sciprobe.scoring.report import ScoreReport
+
+if TYPE_CHECKING:
+    from sciprobe.declaration import Upstream
 
 __all__ = [
     "LATTICE_FORMAT",
     "OFFICIAL_TEMPLATE_SHA256",
-    "OFFICIAL_TEMPLATE_URL",
     "TEMPLATE_ENV",
     "LacerRun",
     "judge_messages",
@@ -54,7 +64,6 @@ __all__ = [
 ]
 
 UPSTREAM_COMMIT = UPSTREAM.commit
-OFFICIAL_TEMPLATE_URL = UPSTREAM.raw_url(LACER_TEMPLATE_PATH)
 OFFICIAL_TEMPLATE_SHA256 = LACER_TEMPLATE_SHA256
 TEMPLATE_ENV = "SCIPROBE_LACER_TEMPLATE"
 LATTICE_FORMAT = "sciprobe.lacer-lattice.v1"
@@ -62,37 +71,52 @@ SCORES = tuple(range(1, 11))
 
 
 # ---------------------------------------------------------------- where the template comes from
-def _cache_dir() -> Path:
-    from sciprobe.paths import sciprobe_home
-
-    return sciprobe_home() / "lacer"
+#: how the commands with an ``--upstream-dir`` option supply upstream's files (the offline error names it)
+UPSTREAM_DIR_OPTION = "--upstream-dir DIR"
 
 
-def official_template(*, url: str = OFFICIAL_TEMPLATE_URL, sha256: str = OFFICIAL_TEMPLATE_SHA256,
-                      timeout_s: float = 30.0, offline: bool | None = None) -> LacerTemplate:
-    """The upstream E.5 judge template: from the cache, else downloaded once and verified
-    (:func:`sciprobe.upstream.fetch_pinned`)."""
-    from sciprobe.upstream import fetch_pinned
+def official_template(*, upstream_dir: Path | str | None = None, upstream: Upstream = UPSTREAM,
+                      offline: bool | None = None, timeout_s: float = 30.0,
+                      option: str | None = UPSTREAM_DIR_OPTION) -> LacerTemplate:
+    """Upstream's judge prompt at the pinned commit: the E.5 template and ``lacer_score.py``'s system message
+    (module docstring, item 4). ``option`` is how the calling command takes a local folder (None: it has no such
+    option, the offline error names the environment variables only)."""
+    from sciprobe.upstream import UpstreamTexts
 
-    cached = _cache_dir() / f"lacer_template.{sha256[:16]}.txt"
-    hint = f"set {TEMPLATE_ENV}=PATH (a local template or lattice file) or pass --lacer-template PATH"
-    data, source = fetch_pinned(url, sha256, cached, what="the official LACER template", hint=hint,
-                                timeout_s=timeout_s, offline_mode=offline)
-    return LacerTemplate(data.decode("utf-8"), source)
+    texts = UpstreamTexts("prescience", upstream, upstream_dir, offline_mode=offline, timeout_s=timeout_s,
+                          option=option)
+    try:
+        text = texts.text(LACER_TEMPLATE_PATH).strip()  # lacer_score.py: f.read().strip()
+        system = texts.constant(LACER_SCORE_PATH, "SYSTEM_PROMPT")
+    except SciprobeError as exc:
+        raise SciprobeError(f"{exc}; or set {TEMPLATE_ENV}=PATH for another judge prompt (a template, or a lattice "
+                            "file from `sciprobe lacer build-lattice`)") from None
+    files = texts.provenance()["files"]
+    return LacerTemplate(text, files[LACER_TEMPLATE_PATH]["source"], system=system,
+                         system_source=f"{upstream.label}:{LACER_SCORE_PATH} SYSTEM_PROMPT",
+                         warnings=tuple(texts.warnings()))
 
 
-def load_template(path: Path | str | None = None, **official: Any) -> LacerTemplate:
-    """The judge prompt: ``path`` or ``$SCIPROBE_LACER_TEMPLATE`` (template text or ``.json`` lattice file),
-    else the official template (cached download)."""
-    chosen = path or os.environ.get(TEMPLATE_ENV) or None
-    if chosen is None:
-        return official_template(**official)
-    chosen = Path(chosen)
+def _own_template(path: Path | str) -> LacerTemplate:
+    chosen = Path(path)
     if not chosen.is_file():
         raise SciprobeError(f"LACER template/lattice file {chosen} not found")
     if chosen.suffix.lower() == ".json":
         return render_lattices(read_lattices(chosen), source=str(chosen))
     return LacerTemplate.from_path(chosen)
+
+
+def load_template(path: Path | str | None = None, *, upstream_dir: Path | str | None = None,
+                  **official: Any) -> LacerTemplate:
+    """The judge prompt (module docstring for the order): ``path``, else upstream's from ``upstream_dir``, else
+    ``$SCIPROBE_LACER_TEMPLATE``, else upstream's (:func:`official_template`, which takes ``official``)."""
+    if path:
+        return _own_template(path)
+    if upstream_dir:
+        return official_template(upstream_dir=upstream_dir, **official)
+    if os.environ.get(TEMPLATE_ENV):
+        return _own_template(os.environ[TEMPLATE_ENV])
+    return official_template(**official)
 
 
 # ---------------------------------------------------------------- lattice files
@@ -194,9 +218,9 @@ def render_lattices(lattices: Sequence[Mapping[str, Any]], source: str = "<latti
 # ---------------------------------------------------------------- judging through the client
 def judge_messages(template: LacerTemplate, reference: Mapping[str, str], generation: Mapping[str, str] | None
                    ) -> list[dict[str, str]]:
-    """System message + the filled template (Reference = gold, Generation = candidate), as upstream."""
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": template.fill(reference, generation or {})}]
+    """The template's system message + the filled template (Reference = gold, Generation = candidate), as
+    upstream."""
+    return template.messages(reference, generation)
 
 
 @dataclass
@@ -211,6 +235,7 @@ class LacerRun:
     template_sha256: str
     template_source: str
     n_calls: int = 0
+    prompt: dict[str, str] = field(default_factory=dict)  # the judge prompt's provenance (template, system)
     usage: dict[str, Any] = field(default_factory=dict)
 
 
@@ -246,12 +271,13 @@ def judge_pairs(ids: Sequence[str], generations: Sequence[Mapping[str, str] | No
         per_judge[jid] = {}
         for mode in modes:
             report = lacer_from_replies(replies[jid], judge_id=jid, mode=mode, seed=seed, errors=errors[jid], ids=ids)
-            report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+            report.params.update(template.provenance())
             per_judge[jid][mode] = report
     average = {}
     for mode in modes:
-        table = {jid: dict(zip(ids, per_judge[jid][mode].values["per_item_counted"])) for jid in judge_ids}
+        table = {jid: dict(zip(ids, per_judge[jid][mode].values["per_item"])) for jid in judge_ids}
         report = average_judges(table, seed=seed, mode=mode)
-        report.params.update({"template_sha256": template.sha256, "template_source": template.source})
+        report.params.update(template.provenance())
         average[mode] = report
-    return LacerRun(ids, per_judge, average, replies, errors, template.sha256, template.source, n_calls)
+    return LacerRun(ids, per_judge, average, replies, errors, template.sha256, template.source, n_calls,
+                    prompt=template.provenance())

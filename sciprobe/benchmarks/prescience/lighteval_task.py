@@ -10,10 +10,12 @@ T1 contribution generation is kept apart from :mod:`sciprobe.lighteval_adapter` 
 by ``corpus_id`` (no ``id`` column). The query is the declaration's prompt (system + user message joined by a blank
 line, as the adapter does); metrics are ROUGE-L and BERTScore (bundled MiniLM, offline) computed by the
 declaration's scorer per item (means over items), plus the generation parse-failure rate. LACER is added when a
-judge is named in ``$SCIPROBE_LACER_JUDGE`` (``SPEC`` or ``SPEC1;SPEC2``; template from ``$SCIPROBE_LACER_TEMPLATE``
-or the pinned official one): a batched metric that judges every answer through sciprobe's client and response cache,
-as ``sciprobe evaluate prescience:contribution_generation --judge SPEC`` does. The computations are module-level
-classes naming their task, so lighteval can pickle them. Importing this module imports lighteval.
+judge is named in ``$SCIPROBE_LACER_JUDGE`` (``SPEC`` or ``SPEC1;SPEC2``; judge prompt from
+``$SCIPROBE_LACER_TEMPLATE``, else upstream's pinned template and system message, from
+``$SCIPROBE_PRESCIENCE_UPSTREAM`` or the cache): a batched metric that judges every answer through sciprobe's
+client and response cache, as ``sciprobe evaluate prescience:contribution_generation --judge SPEC`` does. The
+computations are module-level classes naming their task, so lighteval can pickle them. Importing this module
+imports lighteval.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class LacerJudge(SampleLevelComputation):
         from sciprobe.llm.client import LLMClient
         from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
 
-        template = load_template(self.template)
+        template = load_template(self.template, option=None)  # lighteval has no --upstream-dir: environment only
         clients = [LLMClient(spec, cache=ResponseCache(default_cache_path())) for spec in _judge_specs(self.judges)]
         generations = [_task().parse(final_text(r)).value for r in responses]
         run = judge_pairs([d.specific["id"] for d in docs], generations, [d.specific["gold"] for d in docs],

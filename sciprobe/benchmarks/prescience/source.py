@@ -290,6 +290,8 @@ def _topic_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
         if parsed is None or not TEST_WINDOW[0] < parsed.iso <= TEST_WINDOW[1]:
             raise SciprobeError(f"pair_forecast_end {end!r} must lie in ({TEST_WINDOW[0]}, {TEST_WINDOW[1]}]")
         rows = inst.topic_pair_instances(history, _label_sets(test_sets, parsed.iso), parsed.iso)
+    for row in rows:  # a unit's gold counts the forecast window: it dates from the window's first day (cutoffs)
+        row["date"] = TEST_WINDOW[0]
     if rows:
         yield pa.Table.from_pylist(rows)
 

@@ -17,11 +17,13 @@ or JSON Lines); the task is recognised by the entries' keys:
 Predicted ids are kept exactly as logged (official mode compares them as upstream does: an integer id never
 matches a string id). Items are scored against the dataset's gold (a logged gold list that differs is reported);
 dataset instances missing from the file were not predicted (upstream baselines may subsample) and are not scored.
-The model name comes from the metadata (``--model``) or the file name.
+The model name comes from the metadata (the ``--model`` of the step that made the predictions, never of a scoring
+step such as ``lacer_score.py``, whose ``--model`` is the judge) or the file name.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,12 +50,24 @@ def task_of(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
+def is_scoring_script(script: Any) -> bool:
+    """True for upstream's scoring steps (``task_*/evaluate.py``, ``task_followup_prediction/evaluate/*.py``:
+    LACER, ROUGE, BERTScore ...), whose ``--model`` is a judge's or a scorer's, never the evaluated model's."""
+    parts = [p for p in str(script).replace("\\", "/").split("/") if p]
+    return bool(parts) and (parts[-1] == "evaluate.py" or "evaluate" in parts[:-1] or parts[-1].endswith("_score.py"))
+
+
 def model_of(metadata: Any, file: Path) -> str | None:
-    """The ``--model`` argument of the last script in the metadata, else ``generations.<model>.json``."""
+    """The evaluated model: the ``--model`` of the last step of the metadata that made the predictions (a step
+    whose script is known and is not a scoring step: a LACER step's ``--model`` is the judge), else the file name
+    ``generations.<model>.json``."""
     if isinstance(metadata, list):
         for step in reversed(metadata):
-            args = step.get("args") if isinstance(step, Mapping) else None
-            if isinstance(args, Mapping) and isinstance(args.get("model"), str):
+            if not isinstance(step, Mapping) or not isinstance(step.get("script"), str):
+                continue  # a step that does not say what ran cannot say whose model it names
+            args = step.get("args")
+            if (not is_scoring_script(step["script"]) and isinstance(args, Mapping)
+                    and isinstance(args.get("model"), str)):
                 return args["model"]
     parts = file.name.split(".")
     if parts[0] == "generations" and len(parts) > 2:
@@ -72,12 +86,14 @@ def _ranking(task: str, entry: Mapping[str, Any], row: Mapping[str, Any]) -> tup
 
 
 def _citation(entry: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A JSON number as upstream's ``evaluate.py`` subtracts it; a string or ``true`` is no forecast (``float``
+    would read ``"615714"`` or ``true`` as one), and NaN or infinity is no number."""
     value = entry.get("predicted_citations")
-    try:
-        prediction = None if value is None else float(value)
-    except (TypeError, ValueError):
-        raise SciprobeError(f"citation item {row['corpus_id']!r}: predicted_citations {value!r} is not a number") \
-            from None
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not math.isfinite(value)):
+        raise SciprobeError(f"citation item {row['corpus_id']!r}: predicted_citations {value!r} is not a finite "
+                            "JSON number")
+    prediction = None if value is None else float(value)
     return {"id": str(row["corpus_id"]), "gold": row["label_12m"], "prediction": prediction, "error": None}, False
 
 
