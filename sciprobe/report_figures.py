@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure", "json_cell", "scores_figure"]
+__all__ = ["NOT_IN_MODE", "NO_ITEMS", "RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure",
+           "fit_axis", "json_cell", "literal_text", "scores_figure"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22")
 
@@ -31,13 +32,14 @@ class RunTask:
 
     label: str                     # the run's label (model id, "(baseline)" ...)
     key: str                       # "idrbench:ipi|0"
-    entry: dict[str, Any]          # sciprobe.tasks[key]
+    entry: dict[str, Any]          # sciprobe.tasks[key], validated by sciprobe.results_file
     headline: str
     default_mode: str
     baseline: bool = False
     records: list[dict[str, Any]] | None = None   # the details file's records, when readable
     color: str = PALETTE[0]
     notes: list[str] = field(default_factory=list)
+    data: str = ""                 # the data the task ran on ("folder:idrbench · 1120 items · 3f2a...")
 
     def score(self, mode: str) -> float | None:
         value = (self.entry["scores"].get(mode) or {}).get(self.headline)
@@ -69,12 +71,24 @@ def figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+def literal_text(fig: Any) -> Any:
+    """``fig`` with every text drawn as written: labels come from results files, and matplotlib reads ``$...$``
+    as mathtext (a model id ``$\\frac{}$`` would end the report with a ValueError). Called before ``savefig``,
+    inside ``matplotlib.rc_context({"text.parse_math": False})`` so tick labels made while drawing follow."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
 def _wrap(text: str, width: int = 28) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
-def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
-    """Horizontal interval plot: one row per (run, mode)."""
+def scores_figure(runs: Sequence[RunTask], title: str, declared: tuple[float, float] | None = None) -> Any:
+    """Horizontal interval plot: one row per (run, mode); ``declared``: the metric's range, for an axis whose
+    values are all equal."""
     rows = [(run, mode) for run in runs for mode in run.entry["scores"]]
     fig = figure(7.5, 0.9 + 0.42 * len(rows))
     ax = fig.add_subplot()
@@ -93,19 +107,32 @@ def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
                         fontsize=8, color="#aa0000")
     ax.set_yticks(range(len(rows)), [f"{run.label} [{mode}]" for run, mode in reversed(rows)], fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
+    fit_axis(ax.set_xlim, [v for run, mode in rows for v in (run.score(mode), run.ci(mode).get("low"),
+                                                              run.ci(mode).get("high"))], declared)
     ax.set_xlabel(rows[0][0].headline if rows else "")
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
-def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any]]], metric: str) -> Any:
-    """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run; groups are the union."""
-    groups = sorted({g for _, groups in columns for g in groups}, key=lambda g: (g == "unknown", g))
+#: a heatmap cell of a run whose mode has no breakdown (no headline number in that mode, e.g. official IDRBench
+#: macro-F1 when one class is missing): nothing was left out of the run, the mode simply gives no number
+NOT_IN_MODE = "n/a in this mode"
+#: a heatmap cell of a group none of the run's items belongs to
+NO_ITEMS = "no items in run"
+
+
+def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any] | None]], metric: str) -> Any:
+    """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run, None for a run whose mode
+    has no such breakdown (:data:`NOT_IN_MODE`); groups are the union."""
+    groups = sorted({g for _, groups in columns for g in groups or {}}, key=lambda g: (g == "unknown", g))
     data = np.full((len(groups), len(columns)), np.nan)
     counts = [["" for _ in columns] for _ in groups]
     for j, (_, by_group) in enumerate(columns):
         for i, group in enumerate(groups):
+            if by_group is None:
+                counts[i][j] = NOT_IN_MODE
+                continue
             cell = by_group.get(group)
             if cell is None:
                 continue
@@ -123,8 +150,8 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
     for i in range(len(groups)):
         for j in range(len(columns)):
             value = data[i, j]
-            if not counts[i][j]:
-                text, shade = "not in run", "#555555"
+            if counts[i][j] in ("", NOT_IN_MODE):
+                text, shade = counts[i][j] or NO_ITEMS, "#555555"
             else:
                 text = ("no number" if np.isnan(value) else f"{value:.3f}") + f"\n{counts[i][j]}"
                 shade = "#333333" if np.isnan(value) or value >= middle else "white"
@@ -169,7 +196,25 @@ def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_re
             "n_scored": [int((m.astype(bool) & scored).sum()) for m in masks]}
 
 
-def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric: str, title: str) -> Any:
+def fit_axis(set_limits: Any, values: Sequence[Any], declared: tuple[float, float] | None) -> None:
+    """Give an axis a real range when its values do not (all equal, or none): matplotlib would show +-0.055
+    around the value (ticks -0.04 to 0.04 for a score of 0), which reads as a measured spread. ``declared``: the
+    metric's range (sciprobe.scoring.ranges), used when both ends are finite."""
+    finite = [float(v) for v in values if v is not None and np.isfinite(v)]
+    if finite and max(finite) - min(finite) > 1e-9 * max(1.0, abs(max(finite))):
+        return
+    if declared is not None and all(np.isfinite(declared)):
+        low, high = declared
+    else:
+        centre = finite[0] if finite else 0.0
+        half = max(abs(centre) * 0.5, 1.0)
+        low, high = centre - half, centre + half
+    pad = 0.05 * (high - low)
+    set_limits(low - pad, high + pad)
+
+
+def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric: str, title: str,
+                  declared: tuple[float, float] | None = None) -> Any:
     import matplotlib.dates as mdates
 
     fig = figure(7.5, 4.2)
@@ -186,6 +231,11 @@ def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric
     run, curve = curves[0]
     counts.step(np.array(curve["cutoff"], dtype="datetime64[D]"), curve["n_scored"], where="post", color="#444444",
                 alpha=0.35, linewidth=1)
+    values = [v for _, curve in curves for k in ("score", "low", "high") for v in curve[k]]
+    fit_axis(ax.set_ylim, values, declared)
+    if not any(v is not None for _, curve in curves for v in curve["score"]):
+        ax.annotate("no number at any cutoff", (0.5, 0.5), xycoords="axes fraction", ha="center", fontsize=9,
+                    color="#aa0000")
     counts.set_ylabel("items after the cutoff (first run)", fontsize=8, color="#444444")
     ax.set_xlabel("cutoff (items dated strictly after it)")
     ax.set_ylabel(metric)

@@ -27,29 +27,24 @@ def _component_value(text: str):
         return float(text)
     except ValueError:
         pass
+    from sciprobe.results_file import read_json_file
+
     path = Path(text)
-    if not path.is_file():
+    if not path.exists():
         raise SciprobeError(f"{text!r} is neither a number nor a JSON report file")
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise SciprobeError(f"malformed JSON in {path}: {exc}") from None
+    return read_json_file(path)  # a regular file, capped and with nesting and integer guards
 
 
 def components_from_results(paths: Sequence[str | Path], mode: str = "official") -> dict[str, dict]:
     """Component reports (``ScoreReport.as_dict()`` of ``mode``) of the ``sgibench:<component>`` tasks found in
     ``sciprobe evaluate`` results files; a component found in two files is an error."""
+    from sciprobe.results_file import load_results_file
     from sciprobe.scoring.sgi.overall import COMPONENTS
 
     found: dict[str, dict] = {}
     where: dict[str, str] = {}
     for path in map(Path, paths):
-        if not path.is_file():
-            raise SciprobeError(f"results file {path} not found")
-        try:
-            tasks = json.loads(path.read_text("utf-8"))["sciprobe"]["tasks"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SciprobeError(f"{path} is not a sciprobe results file ({type(exc).__name__}: {exc})") from None
+        tasks = load_results_file(path).tasks  # one line naming the file and the field when it is malformed
         for key, entry in tasks.items():
             name = key.split("|")[0]
             bench, _, component = name.partition(":")
