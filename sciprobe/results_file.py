@@ -396,23 +396,19 @@ def _check_block(data: dict[str, Any]) -> dict[str, Any]:
     for k, judge in enumerate(_list(block.get("judge_ids"), "sciprobe.judge_ids", optional=True)):
         _name(judge, f"sciprobe.judge_ids[{k}]")
     baseline = block.get("reference_baseline")
-    if baseline not in (None, False):  # the leaderboard's importer checks the flag against the model id
-        baseline = _object(baseline, "sciprobe.reference_baseline")
+    if baseline is not False:  # the leaderboard's importer checks the flag against the model id
+        baseline = _object(baseline, "sciprobe.reference_baseline", optional=True)
         for name in ("name", "description", "benchmark"):
             _text(baseline.get(name), f"sciprobe.reference_baseline.{name}")
-    incomplete = block.get("incomplete")
-    if incomplete is not None:
-        incomplete = _object(incomplete, "sciprobe.incomplete")
-        _text(incomplete.get("reason"), "sciprobe.incomplete.reason")
-        _texts(incomplete.get("tasks_not_run"), "sciprobe.incomplete.tasks_not_run")
-        for name, summary in _object(incomplete.get("call_failures"), "sciprobe.incomplete.call_failures",
-                                     optional=True).items():
-            _call_failures(summary, _at("sciprobe.incomplete.call_failures", name))
-    partial = block.get("partial")
-    if partial is not None:
-        partial = _object(partial, "sciprobe.partial")
-        _count(partial.get("n_predicted"), "sciprobe.partial.n_predicted")
-        _count(partial.get("n_items"), "sciprobe.partial.n_items")
+    incomplete = _object(block.get("incomplete"), "sciprobe.incomplete", optional=True)
+    _text(incomplete.get("reason"), "sciprobe.incomplete.reason")
+    _texts(incomplete.get("tasks_not_run"), "sciprobe.incomplete.tasks_not_run")
+    for name, summary in _object(incomplete.get("call_failures"), "sciprobe.incomplete.call_failures",
+                                 optional=True).items():
+        _call_failures(summary, _at("sciprobe.incomplete.call_failures", name))
+    partial = _object(block.get("partial"), "sciprobe.partial", optional=True)
+    for name in ("n_predicted", "n_items"):
+        _count(partial.get(name), f"sciprobe.partial.{name}", optional=True)
     tasks = _object(block.get("tasks"), "sciprobe.tasks")
     if not tasks:
         raise _Invalid("sciprobe.tasks", "holds no task")
