@@ -135,14 +135,15 @@ def read_details(results_path: Path, entry: Mapping[str, Any]) -> list[dict[str,
         return None
 
 
-def _labels(files: list[ReportFile]) -> None:
-    """Model ids, made unique with the file name where two files share one."""
+def _unique_labels(runs: Sequence[RunTask], files: Mapping[int, Path]) -> None:
+    """Model ids, made unique with the results file's name where two runs of one table share one (the same model
+    on other data is in another table, and keeps its plain label)."""
     seen: dict[str, int] = {}
-    for f in files:
-        seen[f.label] = seen.get(f.label, 0) + 1
-    for f in files:
-        if seen[f.label] > 1:
-            f.label = f"{f.label} ({f.path.stem.removeprefix('results_')})"
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+    for run in runs:
+        if seen[run.label] > 1:
+            run.label = f"{run.label} ({files[id(run)].stem.removeprefix('results_')})"
 
 
 def _load(paths: Sequence[Path], warn: Warn) -> list[ReportFile]:
@@ -163,7 +164,6 @@ def _load(paths: Sequence[Path], warn: Warn) -> list[ReportFile]:
         files.append(ReportFile(results, label))
     if not files:
         raise SciprobeError(f"no sciprobe results file to report ({len(paths)} file(s) skipped, see above)")
-    _labels(files)
     return files
 
 
@@ -311,9 +311,10 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
     ref = key.rsplit("|", 1)[0]
     metric = runs[0].headline
     declared = _declared_range(ref, metric, runs[0].default_mode)
-    parts = [figures.add(scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals", declared),
+    data = runs[0].data  # in every title: a figure saved on its own still says which data it shows
+    parts = [figures.add(scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals\n{data}", declared),
                          f"{name} scores",
-                         f"{metric} of each run and mode on {runs[0].data}; bars: 95% percentile bootstrap interval "
+                         f"{metric} of each run and mode on {data}; bars: 95% percentile bootstrap interval "
                          "over items (clusters where items share a source); diamonds: reference baselines.")]
     titles: dict[str, str] = {}
     for run in runs:
@@ -326,14 +327,15 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
             columns.append((f"{run.label} [{run.default_mode}]",
                             (found[breakdown].get("groups") or {}) if breakdown in found else None))
         if any(groups for _, groups in columns):
-            parts.append(figures.add(breakdown_figure(breakdown, title, columns, metric), f"{name} by {breakdown}",
+            heatmap = breakdown_figure(breakdown, title, columns, metric, data)
+            parts.append(figures.add(heatmap, f"{name} by {breakdown}",
                                      f"{metric} per {title} (each run's default mode, in brackets); n = items scored "
                                      "/ items in the group; an item with several groups counts in each; \"n/a in this "
                                      "mode\": the run's mode gives no number, so it has no breakdown."))
     curves = [(run, curve) for run in runs
               if (curve := cutoff_curve(run.entry.get("items") or {}, run.default_mode)) is not None]
     if curves:
-        parts.append(figures.add(cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff", declared),
+        parts.append(figures.add(cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff\n{data}", declared),
                                  f"{name} cutoff",
                                  f"{metric} on the items dated strictly after each cutoff (band: 95% interval, 200 "
                                  "resamples); grey steps: how many items of the first run remain."))
@@ -350,13 +352,15 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
     return parts
 
 
-def _task_section(key: str, runs: list[RunTask], used: Mapping[int, DataUsed], figures: _Figures) -> str:
+def _task_section(key: str, runs: list[RunTask], used: Mapping[int, DataUsed], files: Mapping[int, Path],
+                  figures: _Figures) -> str:
     parts = [f"<section id=\"{_slug(key)}\"><h3>{_h(key)}</h3>"]
     groups = _groups(runs, used)
     if len(groups) > 1:
         parts.append(f"<p class=warn>These runs used {len(groups)} different data sets or headlines; each is ranked "
                      "and drawn on its own, never against the others.</p>")
     for number, (data, group) in enumerate(groups, start=1):
+        _unique_labels(group, files)
         group.sort(key=lambda r: (r.baseline, r.label))
         metric = "" if len({g[1][0].headline for g in groups}) == 1 else f" · headline {group[0].headline}"
         parts.append(f"<h4>data: {_h(data.label + metric)}</h4>")
@@ -399,6 +403,7 @@ def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _
     files = _load(results_files(paths), warn)
     by_task: dict[str, list[RunTask]] = {}
     used: dict[int, DataUsed] = {}
+    run_files: dict[int, Path] = {}
     model_colors: dict[str, str] = {}
     for f in files:
         for key, entry in f.results.tasks.items():
@@ -407,7 +412,7 @@ def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _
             color = model_colors.setdefault(f.label, PALETTE[len(model_colors) % len(PALETTE)])
             run = RunTask(f.label, key, entry, f.results.headline(key), mode, f.baseline, read_details(f.path, entry),
                           color, data=data.label)
-            used[id(run)] = data
+            used[id(run)], run_files[id(run)] = data, f.path
             by_task.setdefault(key, []).append(run)
     figures = _Figures(out)
     sections, toc = [], []
@@ -415,7 +420,7 @@ def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _
         sections.append(f"<h2 id=\"{_slug(bench)}\">{_h(_title(bench))}</h2>")
         for key in sorted(k for k in by_task if k.split(":")[0] == bench):
             runs = by_task[key]
-            sections.append(_task_section(key, runs, used, figures))
+            sections.append(_task_section(key, runs, used, run_files, figures))
             n_data = len(_groups(runs, used))
             toc.append(f"<li><a href=\"#{_slug(key)}\">{_h(key)}</a> ({len(runs)} run(s)"
                        + (f", {n_data} data sets" if n_data > 1 else "") + ")</li>")

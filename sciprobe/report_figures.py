@@ -122,9 +122,10 @@ NOT_IN_MODE = "n/a in this mode"
 NO_ITEMS = "no items in run"
 
 
-def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any] | None]], metric: str) -> Any:
+def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any] | None]], metric: str,
+                     data_label: str = "") -> Any:
     """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run, None for a run whose mode
-    has no such breakdown (:data:`NOT_IN_MODE`); groups are the union."""
+    has no such breakdown (:data:`NOT_IN_MODE`); groups are the union; ``data_label``: the data the runs used."""
     groups = sorted({g for _, groups in columns for g in groups or {}}, key=lambda g: (g == "unknown", g))
     data = np.full((len(groups), len(columns)), np.nan)
     counts = [["" for _ in columns] for _ in groups]
@@ -158,7 +159,7 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
     ax.set_xticks(range(len(columns)), [_wrap(label, 18) for label, _ in columns], fontsize=7)
     ax.set_yticks(range(len(groups)), [_wrap(g, 34) for g in groups], fontsize=7)
-    ax.set_title(f"{metric} by {title}", fontsize=10)
+    ax.set_title(f"{metric} by {title}" + (f"\n{_wrap(data_label, 48)}" if data_label else ""), fontsize=10)
     fig.colorbar(image, ax=ax, shrink=0.8, label=metric)
     return fig
 
