@@ -232,23 +232,37 @@ def _has_surrogate(text: str) -> bool:
 
 def _walk(value: Any, *, surrogates: bool) -> tuple[str, str] | None:
     """(field, problem) of the first container nested too deeply, integer too long or (when ``surrogates``) text
-    with a lone surrogate; None when there is none. Iterative: the depth is what is being checked."""
+    with a lone surrogate; None when there is none. Iterative: the depth is what is being checked. A container's
+    path is kept as (parent, key) links and spelled out only for the message."""
     if isinstance(value, _LongInt):
         return "(top)", f"an integer of {value.digits} digits (at most {MAX_INT_DIGITS}): refused"
-    stack: list[tuple[Any, int, str]] = [(value, 1, "")] if isinstance(value, (dict, list)) else []
+    Link = tuple[Any, Any]  # (parent link, key); None at the top
+
+    def spelled(link: Link | None, key: Any = None) -> str:
+        keys = [] if key is None else [key]
+        while link is not None:
+            link, step = link
+            keys.append(step)
+        field = ""
+        for step in reversed(keys):
+            field = _at(field, step)
+        return field or "(top)"
+
+    stack: list[tuple[Any, int, Link | None]] = [(value, 1, None)] if isinstance(value, (dict, list)) else []
     while stack:
-        node, depth, field = stack.pop()
+        node, depth, link = stack.pop()
         if depth > MAX_JSON_DEPTH:
-            return field or "(top)", f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
-        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+            return spelled(link), f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)"
+        pairs = node.items() if type(node) is dict else enumerate(node)
         for key, child in pairs:
-            if isinstance(child, (dict, list)):
-                stack.append((child, depth + 1, _at(field, key)))
-            elif isinstance(child, _LongInt):
-                return _at(field, key), f"an integer of {child.digits} digits (at most {MAX_INT_DIGITS}): refused"
-            elif surrogates and ((isinstance(child, str) and _has_surrogate(child))
-                                 or (isinstance(key, str) and _has_surrogate(key))):
-                return _at(field, key), "text with a lone surrogate (\\ud800-\\udfff): not valid Unicode"
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1, (link, key)))
+            elif kind is _LongInt:
+                return spelled(link, key), f"an integer of {child.digits} digits (at most {MAX_INT_DIGITS}): refused"
+            elif surrogates and ((kind is str and _has_surrogate(child))
+                                 or (type(key) is str and _has_surrogate(key))):
+                return spelled(link, key), "text with a lone surrogate (\\ud800-\\udfff): not valid Unicode"
     return None
 
 
@@ -539,12 +553,39 @@ def _check_report(report: dict[str, Any], field: str, headline: str) -> None:
                 _count(cell.get(count), f"{at}.{count}", optional=True)
 
 
-def _column(values: Any, field: str, n: int, check: Callable[[Any, str], None]) -> None:
+_NUMBER_CELL = (int, float, type(None))
+
+
+def _number_cell(value: Any) -> bool:
+    return type(value) in _NUMBER_CELL
+
+
+def _text_cell(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _labels_cell(value: Any) -> bool:
+    return type(value) is list and all(type(label) is str for label in value)
+
+
+def _flag_cell(value: Any) -> bool:
+    return type(value) is bool
+
+
+_CELL_KINDS: dict[Callable[[Any], bool], str] = {
+    _number_cell: "a number or null", _text_cell: "a string or null", _labels_cell: "a list of strings",
+    _flag_cell: "true or false"}
+
+
+def _column(values: Any, field: str, n: int, ok: Callable[[Any], bool]) -> None:
+    """A per-item column: a list of ``n`` cells that each pass ``ok`` (one fast pass; the first bad cell is
+    looked up only for the message)."""
     values = _list(values, field)
     if len(values) != n:
         raise _Invalid(field, f"holds {len(values)} entries for {n} items")
-    for k, value in enumerate(values):
-        check(value, f"{field}[{k}]")
+    if not all(map(ok, values)):
+        k = next(k for k, value in enumerate(values) if not ok(value))
+        raise _Invalid(f"{field}[{k}]", f"expected {_CELL_KINDS[ok]}, got {_kind(values[k])}")
 
 
 def _check_items(value: Any, field: str) -> None:
@@ -553,14 +594,15 @@ def _check_items(value: Any, field: str) -> None:
     table = _object(value, field)
     ids = _list(table.get("ids"), f"{field}.ids")
     n = len(ids)
-    for k, item in enumerate(ids):
-        _text(item, f"{field}.ids[{k}]", optional=False)
+    if not all(type(item) is str for item in ids):
+        k = next(k for k, item in enumerate(ids) if type(item) is not str)
+        raise _Invalid(f"{field}.ids[{k}]", f"expected a string, got {_kind(ids[k])}")
     for name in ("dates", "clusters"):
         if table.get(name) is not None:
-            _column(table[name], f"{field}.{name}", n, lambda v, at: _text(v, at))
+            _column(table[name], f"{field}.{name}", n, _text_cell)
     _text(table.get("cluster_field"), f"{field}.cluster_field")
     for name, labels in _object(table.get("groups"), f"{field}.groups", optional=True).items():
-        _column(labels, _at(f"{field}.groups", name), n, _texts)
+        _column(labels, _at(f"{field}.groups", name), n, _labels_cell)
     for mode, spec in _object(table.get("modes"), f"{field}.modes", optional=True).items():
         where = _at(f"{field}.modes", mode)
         spec = _object(spec, where)
@@ -569,9 +611,8 @@ def _check_items(value: Any, field: str) -> None:
         _object(spec.get("params"), f"{where}.params", optional=True)
         columns = _object(spec.get("columns"), f"{where}.columns")
         for name, values in columns.items():
-            _column(values, _at(f"{where}.columns", name), n, _number)
-        _column(spec.get("failed"), f"{where}.failed", n,
-                lambda v, at: _expect(v, at, isinstance(v, bool), "true or false"))
+            _column(values, _at(f"{where}.columns", name), n, _number_cell)
+        _column(spec.get("failed"), f"{where}.failed", n, _flag_cell)
         _evaluates(spec, where)
 
 
