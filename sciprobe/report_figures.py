@@ -13,6 +13,7 @@ Benchmark-specific figures (calibration, rank histograms, scatter plots) come fr
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["NOT_IN_MODE", "NO_ITEMS", "RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure",
-           "fit_axis", "json_cell", "literal_text", "scores_figure"]
+           "fit_axis", "item_day", "json_cell", "literal_text", "scores_figure"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22")
 
@@ -95,8 +96,8 @@ def scores_figure(runs: Sequence[RunTask], title: str, declared: tuple[float, fl
     for y, (run, mode) in enumerate(reversed(rows)):
         value, ci = run.score(mode), run.ci(mode)
         color = run.color
-        if ci.get("low") is not None and ci.get("high") is not None:
-            ax.plot([ci["low"], ci["high"]], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
+        if ci.get("low") is not None and ci.get("high") is not None:  # floats: a JSON integer may exceed int64
+            ax.plot([float(ci["low"]), float(ci["high"])], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
                     linestyle=(0, (3, 1.5)) if run.baseline else "-")
         if value is not None:
             ax.plot([value], [y], marker="D" if run.baseline else "o", color=color, markersize=7)
@@ -164,6 +165,21 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
     return fig
 
 
+_DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
+
+
+def item_day(value: Any) -> str | None:
+    """An item's date as an ISO day (a year or a month is its first day), None for no date or text that is no
+    date (a results file is outside input: ``2024-13-45`` or ``today`` never reaches the date axis)."""
+    text = str(value)[:10] if value else ""
+    if not _DATE.match(text):
+        return None
+    try:
+        return str(np.datetime64(text, "D"))
+    except ValueError:
+        return None
+
+
 def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_resamples: int = 200,
                  seed: int = 0) -> dict[str, list[Any]] | None:
     """The headline on the items dated strictly after each cutoff (the distinct item dates, or ``max_points``
@@ -172,7 +188,7 @@ def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_re
     from sciprobe.scoring.item_scores import ItemScores, evaluate_statistic
 
     spec = (table.get("modes") or {}).get(mode)
-    dates = [str(d)[:10] if d else None for d in table.get("dates") or []]
+    dates = [item_day(d) for d in table.get("dates") or []]
     known = sorted({d for d in dates if d})
     if spec is None or len(known) < 2:
         return None
@@ -201,7 +217,9 @@ def fit_axis(set_limits: Any, values: Sequence[Any], declared: tuple[float, floa
     """Give an axis a real range when its values do not (all equal, or none): matplotlib would show +-0.055
     around the value (ticks -0.04 to 0.04 for a score of 0), which reads as a measured spread. ``declared``: the
     metric's range (sciprobe.scoring.ranges), used when both ends are finite."""
-    finite = [float(v) for v in values if v is not None and np.isfinite(v)]
+    from sciprobe.numbers import finite_number
+
+    finite = [v for v in map(finite_number, values) if v is not None]
     if finite and max(finite) - min(finite) > 1e-9 * max(1.0, abs(max(finite))):
         return
     if declared is not None and all(np.isfinite(declared)):

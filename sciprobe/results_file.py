@@ -341,10 +341,11 @@ def _finite(value: Any, field: str) -> None:
     _expect(value, field, value is None or (_is_number(value) and math.isfinite(value)), "a finite number or null")
 
 
-def _count(value: Any, field: str, *, optional: bool = False) -> int | None:
+def _count(value: Any, field: str, *, optional: bool = False, limit: int = 10**15) -> int | None:
+    """A non-negative int up to ``limit`` (counts; a seed may use every digit the parser lets through)."""
     if value is None and optional:
         return None
-    if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**15):
+    if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit):
         raise _Invalid(field, f"expected a count (an integer >= 0){' or null' if optional else ''}, got "
                               f"{_shown_value(value)}")
     return value
@@ -513,8 +514,9 @@ def _check_interval(value: Any, field: str, *, optional: bool = True) -> None:
         raise _Invalid(field, "low is above high")
     for name in ("metric", "method", "unit", "reason"):
         _text(ci.get(name), f"{field}.{name}")
-    for name in ("n_resamples", "seed", "n_valid_resamples", "n_units"):
+    for name in ("n_resamples", "n_valid_resamples", "n_units"):
         _count(ci.get(name), f"{field}.{name}", optional=True)
+    _count(ci.get("seed"), f"{field}.seed", optional=True, limit=10**MAX_INT_DIGITS)
     _number(ci.get("estimate"), f"{field}.estimate")
     _finite(ci.get("confidence"), f"{field}.confidence")
 
