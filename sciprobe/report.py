@@ -263,16 +263,22 @@ class _Figures:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.count = 0
 
-    def add(self, fig: Any, name: str, caption: str) -> str:
+    def add(self, make: Callable[[], Any], name: str, caption: str) -> str:
+        """Draw ``make()`` and save it; a figure that cannot be drawn (a results file asking for 3,000 rows: a
+        PNG beyond matplotlib's 2^16 pixels) is a line on the page saying so, never the end of the report."""
         import matplotlib
 
         from sciprobe.report_figures import literal_text
 
         self.count += 1
         file = f"{self.count:03d}-{_slug(name)[:60]}.png"
-        with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
-            warnings.filterwarnings("ignore", message="AutoDateLocator was unable")  # a short date range
-            literal_text(fig).savefig(self.folder / file, dpi=100)
+        try:
+            with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
+                warnings.filterwarnings("ignore", message="AutoDateLocator was unable")  # a short date range
+                literal_text(make()).savefig(self.folder / file, dpi=100)
+        except Exception as exc:  # noqa: BLE001 - one figure never ends the report: the failure is shown instead
+            (self.folder / file).unlink(missing_ok=True)
+            return f"<p class=warn>figure {_h(name)} not drawn ({_h(type(exc).__name__)}: {_h(str(exc)[:200])})</p>"
         return (f"<figure><img src=\"figures/{_h(file)}\" alt=\"{_h(name)}\" data-figure=\"{self.count}\">"
                 f"<figcaption>{_h(caption)}</figcaption></figure>")
 
@@ -312,8 +318,8 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
     metric = runs[0].headline
     declared = _declared_range(ref, metric, runs[0].default_mode)
     data = runs[0].data  # in every title: a figure saved on its own still says which data it shows
-    parts = [figures.add(scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals\n{data}", declared),
-                         f"{name} scores",
+    parts = [figures.add(lambda: scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals\n{data}",
+                                               declared), f"{name} scores",
                          f"{metric} of each run and mode on {data}; bars: 95% percentile bootstrap interval "
                          "over items (clusters where items share a source); diamonds: reference baselines.")]
     titles: dict[str, str] = {}
@@ -327,15 +333,15 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
             columns.append((f"{run.label} [{run.default_mode}]",
                             (found[breakdown].get("groups") or {}) if breakdown in found else None))
         if any(groups for _, groups in columns):
-            heatmap = breakdown_figure(breakdown, title, columns, metric, data)
-            parts.append(figures.add(heatmap, f"{name} by {breakdown}",
+            parts.append(figures.add(lambda: breakdown_figure(breakdown, title, columns, metric, data),
+                                     f"{name} by {breakdown}",
                                      f"{metric} per {title} (each run's default mode, in brackets); n = items scored "
                                      "/ items in the group; an item with several groups counts in each; \"n/a in this "
                                      "mode\": the run's mode gives no number, so it has no breakdown."))
     curves = [(run, curve) for run in runs
               if (curve := cutoff_curve(run.entry.get("items") or {}, run.default_mode)) is not None]
     if curves:
-        parts.append(figures.add(cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff\n{data}", declared),
+        parts.append(figures.add(lambda: cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff\n{data}", declared),
                                  f"{name} cutoff",
                                  f"{metric} on the items dated strictly after each cutoff (band: 95% interval, 200 "
                                  "resamples); grey steps: how many items of the first run remain."))
@@ -348,7 +354,7 @@ def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) 
                 run.notes.append(f"{ref}'s own figures were not drawn ({type(exc).__name__}: {str(exc)[:120]})")
             drawn = []
         for title, fig, caption in drawn:
-            parts.append(figures.add(fig, f"{name} {title}", caption))
+            parts.append(figures.add(lambda fig=fig: fig, f"{name} {title}", caption))
     return parts
 
 

@@ -121,13 +121,24 @@ def scores_figure(runs: Sequence[RunTask], title: str, declared: tuple[float, fl
 NOT_IN_MODE = "n/a in this mode"
 #: a heatmap cell of a group none of the run's items belongs to
 NO_ITEMS = "no items in run"
+#: rows of a heatmap at most (the groups with the most items; a results file may declare thousands)
+MAX_HEATMAP_GROUPS = 60
+
+
+def _count_of(cell: Any) -> int:
+    return (cell.get("n_items") or 0) if isinstance(cell, dict) else 0
 
 
 def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any] | None]], metric: str,
                      data_label: str = "") -> Any:
     """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run, None for a run whose mode
     has no such breakdown (:data:`NOT_IN_MODE`); groups are the union; ``data_label``: the data the runs used."""
-    groups = sorted({g for _, groups in columns for g in groups or {}}, key=lambda g: (g == "unknown", g))
+    every = {g for _, groups in columns for g in groups or {}}
+    size = {g: max(_count_of((groups or {}).get(g)) for _, groups in columns) for g in every}
+    shown = sorted(every, key=lambda g: (-size[g], g))[:MAX_HEATMAP_GROUPS]  # the largest groups
+    groups = sorted(shown, key=lambda g: (g == "unknown", g))
+    if len(every) > len(groups):
+        title = f"{title} ({len(groups)} largest of {len(every)} groups)"
     data = np.full((len(groups), len(columns)), np.nan)
     counts = [["" for _ in columns] for _ in groups]
     for j, (_, by_group) in enumerate(columns):
