@@ -17,7 +17,8 @@ an otherwise good file; the report is built from the rest (none left: one ``erro
 Runs of one task are ranked and drawn together only when they ran on the same data: the same dataset (label and
 fingerprint, hub revision), cutoff, ``--limit`` and item subset, and report the same headline. Each such group has
 its own table and figures, headed by the data it used (``sample:idrbench · 8 items``, ``folder:idrbench · 16 of
-1120 items (--limit 16)``); the table names the data in a column too.
+1120 items (--limit 16)``); the table names the data in a column too, and an incomplete or partial result says so
+beside its run (``org/model (INCOMPLETE: 3/16 no answer)``).
 
 Every value from a results file reaches ``index.html`` through one escape (:func:`_h`), whatever its type; every
 figure draws its text literally (no matplotlib mathtext). The page holds no date of its own, so the same inputs
@@ -402,6 +403,7 @@ def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _
     from sciprobe import __version__
     from sciprobe.report_figures import PALETTE, RunTask
     from sciprobe.results import atomic_write_bytes
+    from sciprobe.summary import status_label
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -416,7 +418,8 @@ def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _
             mode = f.results.default_mode(key)
             data = data_used(entry, mode)
             color = model_colors.setdefault(f.label, PALETTE[len(model_colors) % len(PALETTE)])
-            run = RunTask(f.label, key, entry, f.results.headline(key), mode, f.baseline, read_details(f.path, entry),
+            label = f.label + status_label(entry.get("provenance") or {})  # " (INCOMPLETE: 3/16 no answer)"
+            run = RunTask(label, key, entry, f.results.headline(key), mode, f.baseline, read_details(f.path, entry),
                           color, data=data.label)
             used[id(run)], run_files[id(run)] = data, f.path
             by_task.setdefault(key, []).append(run)

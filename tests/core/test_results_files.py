@@ -330,6 +330,8 @@ def test_report_groups_runs_by_the_data_they_used(base, tmp_path):
             "limited": _on_data(base, "org/limited", "folder:idrbench", "b" * 64, 1120, 16),
             "full": _on_data(base, "org/full", "folder:idrbench", "b" * 64, 1120, None),
             "full2": _on_data(base, "org/full-2", "folder:idrbench", "b" * 64, 1120, None)}
+    for task in runs["full2"]["sciprobe"]["tasks"].values():  # same data, but a cap stopped it: labelled as such
+        task["provenance"]["incomplete"] = "max-calls 10 reached"
     for name, data in runs.items():
         (folder / f"results_{name}.json").write_text(json.dumps(data), "utf-8")
     index = build_report([folder], tmp_path / "report")
@@ -343,7 +345,7 @@ def test_report_groups_runs_by_the_data_they_used(base, tmp_path):
     assert "used 3 different data sets" in section
     tables = re.findall(r"<table>.*?</table>", section)
     assert len(tables) == 3
-    assert "org/full" in tables[0] and "org/full-2" in tables[0] and "org/demo" not in tables[0]
+    assert "org/full" in tables[0] and "org/full-2 (INCOMPLETE)" in tables[0] and "org/demo" not in tables[0]
     assert "org/demo" in tables[1] and "<th>data</th>" in tables[1]
     assert "org/limited" in tables[2] and "org/full" not in tables[2]
     scores = re.findall(r'src="figures/(\d+-idrbench-ipi-0[a-z0-9-]*-scores\.png)"', section)
