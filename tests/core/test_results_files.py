@@ -383,3 +383,36 @@ def test_cutoff_axis_has_a_real_range_when_every_value_is_equal(value):
     fig.savefig(io.BytesIO())
     low, high = fig.axes[0].get_ylim()
     assert high - low >= 2.0
+
+
+@pytest.mark.slow
+def test_no_planted_script_runs_in_chromium(base, tmp_path):
+    """Issue 22 as it was found: the report of a results file with scripts planted in every field, opened in
+    headless Chromium, has no script element and opens no dialog."""
+    from sciprobe.leaderboard.browser import chromium_path, launch_chromium
+    from sciprobe.report import build_report
+
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "results_planted.json").write_text(json.dumps(_planted(base)), "utf-8")
+    attack = _as_model_run(base, "org/attack")  # the break as reported: markup in counts and the seed
+    score = attack["sciprobe"]["tasks"]["idrbench:ipi|0"]["scores"]["official"]
+    score["coverage"]["n_scored"] = score["ci"]["seed"] = score["ci"]["n_resamples"] = SCRIPT
+    (folder / "results_attack.json").write_text(json.dumps(attack), "utf-8")
+    skipped: list[str] = []
+    index = build_report([folder], tmp_path / "report", warn=skipped.append)
+    assert len(skipped) == 1 and "coverage.n_scored: expected a count" in skipped[0]
+    dialogs: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page()
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(index.resolve().as_uri())
+        scripts = page.evaluate("document.scripts.length")
+        shown = page.evaluate("document.body.innerText")
+        browser.close()
+    assert scripts == 0 and dialogs == []
+    assert SCRIPT in shown  # shown as text
