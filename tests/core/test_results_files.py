@@ -416,3 +416,25 @@ def test_no_planted_script_runs_in_chromium(base, tmp_path):
         browser.close()
     assert scripts == 0 and dialogs == []
     assert SCRIPT in shown  # shown as text
+
+
+@pytest.mark.parametrize("content, expect", [
+    ('{"exact_match": "x"}', "exact_match: expected a number or null"),
+    ('{"score": {"a": 1}}', "score: expected a number or null"),
+    ('{"score": 18.4, "coverage": "16/16"}', "coverage: expected an object or null"),
+    ('{"score": 18.4, "coverage": {"n_items": "16"}}', "coverage.n_items: expected a count"),
+    ("[18.4]", "a component report is a number or a JSON object"),
+    ("1" * 5000, "an integer of 5000 digits"),
+    (None, "is a FIFO, not a regular file"),
+])
+def test_sgi_component_report_files_are_checked(tmp_path, capsys, content, expect):
+    """`sgibench score-overall deep_research=FILE.json`: a component report file is outside input too."""
+    path = tmp_path / "dr.json"
+    if content is None:
+        os.mkfifo(path)
+    else:
+        path.write_text(content, "utf-8")
+    assert main(["sgibench", "score-overall", f"deep_research={path}", "idea_generation=39.68"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    _one_line(err, expect)

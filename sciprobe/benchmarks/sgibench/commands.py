@@ -32,7 +32,33 @@ def _component_value(text: str):
     path = Path(text)
     if not path.exists():
         raise SciprobeError(f"{text!r} is neither a number nor a JSON report file")
-    return read_json_file(path)  # a regular file, capped and with nesting and integer guards
+    return _checked_report(read_json_file(path), path)  # a regular file, capped, with nesting and integer guards
+
+
+def _checked_report(value: Any, path: Path) -> Any:
+    """A component report file's content: a number, or an object (``ScoreReport.as_dict()``) whose score
+    (``score`` or a component's headline) is a number or null and whose coverage counts are counts."""
+    from sciprobe.numbers import count
+    from sciprobe.scoring.sgi.overall import HEADLINE
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if number(value):
+        return value
+    if not isinstance(value, dict):
+        raise SciprobeError(f"{path}: a component report is a number or a JSON object (ScoreReport.as_dict())")
+    for key in sorted({"score", *HEADLINE.values()}):
+        if value.get(key) is not None and not number(value[key]):
+            raise SciprobeError(f"{path}: {key}: expected a number or null")
+    coverage = value.get("coverage")
+    if coverage is not None and not isinstance(coverage, dict):
+        raise SciprobeError(f"{path}: coverage: expected an object or null")
+    for where, block in (("coverage.", coverage or {}), ("", value)):
+        for key in ("n_items", "n_scored", "n_failed"):
+            if key in block and count(block[key]) is None:
+                raise SciprobeError(f"{path}: {where}{key}: expected a count (an integer >= 0)")
+    return value
 
 
 def components_from_results(paths: Sequence[str | Path], mode: str = "official") -> dict[str, dict]:
