@@ -408,7 +408,9 @@ def _exit_status(path: Path, results: Sequence) -> int:
     """0, or EXIT_INCOMPLETE with what is missing and why on stderr when the run is incomplete (a cap, an
     exhausted quota, calls that got no answer). Only a complete run gets its Hugging Face model-card
     ``model-index`` YAML next to the results JSON (``sciprobe export`` for more); a partial score never does."""
-    block = json.loads(path.read_text())["sciprobe"]  # evaluate and score_file set incomplete / partial
+    from sciprobe.results_file import load_results_file
+
+    block = load_results_file(path).block  # evaluate and score_file set incomplete / partial
     incomplete, partial = block.get("incomplete"), block.get("partial")
     if incomplete:
         from sciprobe.evidence import describe_failures

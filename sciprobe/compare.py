@@ -1,7 +1,8 @@
 """``sciprobe compare A.json B.json``: per task and mode, the difference B - A of the headline on the items both
 runs scored, with a paired test that fits the metric, and loud warnings when the two runs are not comparable.
 
-Both files are results JSON written by ``sciprobe evaluate`` / ``score`` / ``baselines``; their per-item tables
+Both files are results JSON written by ``sciprobe evaluate`` / ``score`` / ``baselines``, read and validated by
+:func:`sciprobe.results_file.load_results_file` (a malformed file is one ``error:`` line); their per-item tables
 (``sciprobe.tasks[KEY].items``, :mod:`sciprobe.analysis`) give each item's contribution to the headline. Items are
 matched by id; an item counts when both runs scored it in that mode. On those items:
 
@@ -231,9 +232,9 @@ def compare_results(data_a: Mapping[str, Any], data_b: Mapping[str, Any], *, alp
 
 def compare_files(path_a: Path | str, path_b: Path | str, *,
                   alpha: float = 0.05) -> tuple[list[Comparison], list[str]]:
-    from sciprobe.export import load_results
+    from sciprobe.results_file import load_results_file
 
-    return compare_results(load_results(path_a), load_results(path_b), alpha=alpha)
+    return compare_results(load_results_file(path_a).data, load_results_file(path_b).data, alpha=alpha)
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:
@@ -293,11 +294,11 @@ def _label(path: str, data: Mapping[str, Any]) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from sciprobe.export import load_results
+    from sciprobe.results_file import load_results_file
 
     if not 0.0 < args.alpha < 1.0:
         raise SciprobeError(f"--alpha must be in (0, 1), got {args.alpha}")
-    data_a, data_b = load_results(args.a), load_results(args.b)
+    data_a, data_b = load_results_file(args.a).data, load_results_file(args.b).data
     comparisons, general = compare_results(data_a, data_b, alpha=args.alpha)
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "warnings": general,

@@ -21,14 +21,14 @@ Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"`
 the notes, so they never merge with runs on sciprobe's prompts; runs on upstream templates that differ from the pin
 (``upstream-modified``, :func:`sciprobe.upstream.recorded_prompt_set`) are named ``(MODIFIED upstream prompts)``.
 
-Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
+Output goes to stdout or, with ``-o FILE``, is written atomically. The results file is read by
+:func:`sciprobe.results_file.load_results_file`; any unreadable or malformed input is a
 :class:`~sciprobe.errors.SciprobeError` (one line from the CLI).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -67,33 +67,11 @@ class ExportedTask:
 
 
 def load_results(path: Path | str) -> dict[str, Any]:
-    """The parsed results JSON, checked for the parts the export reads."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise SciprobeError(f"{path}: no such results file") from None
-    except IsADirectoryError:
-        raise SciprobeError(f"{path} is a folder; pass one results_*.json file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SciprobeError(f"{path}: cannot read ({type(exc).__name__})") from None
-    except json.JSONDecodeError as exc:
-        raise SciprobeError(f"{path} is not JSON (line {exc.lineno}: {exc.msg})") from None
-    block = data.get("sciprobe") if isinstance(data, dict) else None
-    if not isinstance(block, dict):
-        raise SciprobeError(f"{path} is not a sciprobe results file (no 'sciprobe' block; write it with "
-                            "`sciprobe evaluate` or `sciprobe score`)")
-    tasks = block.get("tasks")
-    if not isinstance(block.get("model_id"), str) or not block["model_id"] or not isinstance(tasks, dict) or not tasks:
-        raise SciprobeError(f"{path} is a malformed sciprobe results file (needs 'sciprobe.model_id' and "
-                            "'sciprobe.tasks')")
-    for key, task in tasks.items():
-        if not isinstance(task, dict) or not isinstance(task.get("scores"), dict) or not task["scores"] \
-                or not all(isinstance(s, dict) for s in task["scores"].values()):
-            raise SciprobeError(f"{path}: task {key!r} has no scores")
-        if not isinstance(task.get("provenance", {}), dict):
-            raise SciprobeError(f"{path}: task {key!r} has a malformed provenance")
-    return data
+    """The parsed, validated results JSON (:func:`sciprobe.results_file.load_results_file`, the one reader of
+    results files; any problem is one line naming the file and the field)."""
+    from sciprobe.results_file import load_results_file
+
+    return load_results_file(path).data
 
 
 def exported_tasks(data: Mapping[str, Any]) -> list[ExportedTask]:
@@ -178,7 +156,7 @@ def interval(task: ExportedTask, mode: str) -> dict[str, Any] | None:
 def _interval_text(ci: Mapping[str, Any]) -> str:
     unit = str(ci.get("unit") or "item")
     units = "items" if unit == "item" else f"clusters of items sharing {unit.partition(':')[2] or unit}"
-    return (f"{round(100 * float(ci.get('confidence', 0.95)))}% CI [{ci['low']:.4f}, {ci['high']:.4f}] "
+    return (f"{round(100 * float(ci.get('confidence') or 0.95))}% CI [{ci['low']:.4f}, {ci['high']:.4f}] "
             f"({ci.get('method', 'bootstrap')}, {ci.get('n_resamples')} resamples of {units}, seed {ci.get('seed')})")
 
 

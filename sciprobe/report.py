@@ -9,18 +9,31 @@ bootstrap interval and coverage, and figures (PNG files in ``DIR/figures/``, dra
 - the benchmark's own figures (``Benchmark.report_figures`` hook, reading the per-item details), e.g. IDRBench's
   reliability diagram and target-rank histogram, SciTaste's predicted-vs-gold scatter per dimension.
 
-RESULTS are results JSON files or folders searched for ``results_*.json``. The page holds no date of its own, so
-the same inputs give the same report.
+RESULTS are results JSON files or folders searched for ``results_*.json``, each read and validated by
+:func:`sciprobe.results_file.load_results_file`. A file that is not a sciprobe results file (lighteval's own results
+in the same ``results/`` folder) or is malformed is skipped with one line on stderr, and so is a malformed task of
+an otherwise good file; the report is built from the rest (none left: one ``error:`` line, exit 2).
+
+Runs of one task are ranked and drawn together only when they ran on the same data: the same dataset (label and
+fingerprint, hub revision), cutoff, ``--limit`` and item subset, and report the same headline. Each such group has
+its own table and figures, headed by the data it used (``sample:idrbench · 8 items``, ``folder:idrbench · 16 of
+1120 items (--limit 16)``); the table names the data in a column too, and an incomplete or partial result says so
+beside its run (``org/model (INCOMPLETE: 3/16 no answer)``).
+
+Every value from a results file reaches ``index.html`` through one escape (:func:`_h`), whatever its type; every
+figure draws its text literally (no matplotlib mathtext). The page holds no date of its own, so the same inputs
+give the same report.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import re
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,8 +42,11 @@ from sciprobe.errors import SciprobeError
 
 if TYPE_CHECKING:  # the figures (numpy, matplotlib) load when a report is built, not with `sciprobe report --help`
     from sciprobe.report_figures import RunTask
+    from sciprobe.results_file import ResultsFile
 
-__all__ = ["build_report", "configure_report_parser", "read_details", "results_files"]
+Warn = Callable[[str], None]
+
+__all__ = ["DataUsed", "build_report", "configure_report_parser", "data_used", "read_details", "results_files"]
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
@@ -48,19 +64,36 @@ nav ul { columns: 2; font-size: .85rem; }
 """
 
 
+def _h(value: Any) -> str:
+    """Any value as HTML text: the one escape at the output edge, for strings, numbers and None alike."""
+    return html.escape(str(value), quote=True)
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 @dataclass
-class ResultsFile:
-    path: Path
-    data: dict[str, Any]
+class ReportFile:
+    results: ResultsFile
     label: str
 
     @property
+    def path(self) -> Path:
+        return self.results.path
+
+    @property
+    def block(self) -> dict[str, Any]:
+        return self.results.block
+
+    @property
     def baseline(self) -> bool:
-        return bool(self.data["sciprobe"].get("reference_baseline"))
+        return bool(self.block.get("reference_baseline"))
 
 
 def results_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Every results JSON named (folders: their ``results_*.json``, recursively), in a stable order."""
+    """Every results JSON named (folders: their ``results_*.json``, recursively), in a stable order. A named path
+    that is not a folder is kept whatever it is: reading it decides (a FIFO or a device is refused unread)."""
     out: list[Path] = []
     for given in paths:
         path = Path(given)
@@ -69,11 +102,16 @@ def results_files(paths: Sequence[str | Path]) -> list[Path]:
             if not found:
                 raise SciprobeError(f"{path} holds no results_*.json file")
             out.extend(found)
-        elif path.is_file():
+        elif path.exists() or path.is_symlink():
             out.append(path)
         else:
             raise SciprobeError(f"{path}: no such results file or folder")
-    unique = list(dict.fromkeys(p.resolve() for p in out))
+    seen: set[Path] = set()
+    unique = []
+    for path in out:  # one report row per file, named as given (a symlink keeps its own name)
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            unique.append(path.absolute())
     if not unique:
         raise SciprobeError("no results file given")
     return unique
@@ -81,13 +119,14 @@ def results_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def read_details(results_path: Path, entry: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The task's per-item records from its details Parquet (``OUT/details/...`` beside ``OUT/results``), or None
-    when the file is not there. Cells keep the details' types (dicts are JSON text)."""
+    when the file is not there, is not a regular file or lies outside ``OUT``. Cells keep the details' types
+    (dicts are JSON text)."""
     details = entry.get("details")
     parents = Path(results_path).resolve().parents
     if not details or len(parents) < 3:
         return None
-    file = parents[2] / details
-    if not file.is_file():
+    file = (parents[2] / details).resolve()
+    if not file.is_relative_to(parents[2]) or not file.is_file():
         return None
     import pyarrow.parquet as pq
 
@@ -97,26 +136,35 @@ def read_details(results_path: Path, entry: Mapping[str, Any]) -> list[dict[str,
         return None
 
 
-def _labels(files: list[ResultsFile]) -> None:
-    """Model ids, made unique with the file name where two files share one."""
+def _unique_labels(runs: Sequence[RunTask], files: Mapping[int, Path]) -> None:
+    """Model ids, made unique with the results file's name where two runs of one table share one (the same model
+    on other data is in another table, and keeps its plain label)."""
     seen: dict[str, int] = {}
-    for f in files:
-        seen[f.label] = seen.get(f.label, 0) + 1
-    for f in files:
-        if seen[f.label] > 1:
-            f.label = f"{f.label} ({f.path.stem.removeprefix('results_')})"
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+    for run in runs:
+        if seen[run.label] > 1:
+            run.label = f"{run.label} ({files[id(run)].stem.removeprefix('results_')})"
 
 
-def _load(paths: Sequence[Path]) -> list[ResultsFile]:
-    from sciprobe.export import load_results
+def _load(paths: Sequence[Path], warn: Warn) -> list[ReportFile]:
+    """The readable sciprobe results files among ``paths``; one ``warn`` line per file skipped (another tool's
+    file, a malformed one) and per malformed task left out of a file."""
+    from sciprobe.results_file import ResultsFileError, load_results_file
 
     files = []
     for path in paths:
-        data = load_results(path)
-        block = data["sciprobe"]
-        label = block["model_id"] + (" (baseline)" if block.get("reference_baseline") else "")
-        files.append(ResultsFile(path, data, label))
-    _labels(files)
+        try:
+            results = load_results_file(path, skip_bad_tasks=True)
+        except ResultsFileError as exc:
+            warn(f"skipped {exc}")
+            continue
+        for problem in results.skipped_tasks:
+            warn(f"skipped a task of {results.path}: {problem}")
+        label = results.model_id + (" (baseline)" if results.reference_baseline else "")
+        files.append(ReportFile(results, label))
+    if not files:
+        raise SciprobeError(f"no sciprobe results file to report ({len(paths)} file(s) skipped, see above)")
     return files
 
 
@@ -128,24 +176,83 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "n/a"
 
 
+# ---------------------------------------------------------------- which data a run used
+
+@dataclass(frozen=True)
+class DataUsed:
+    """The data one task of one run was scored on. Runs are ranked and drawn together only when ``key`` (and the
+    headline) agree: a sample, a ``--limit`` prefix, a cutoff or a partial predictions file is other data than the
+    full set, and two files of one name with different fingerprints are different data."""
+
+    key: tuple[Any, ...]
+    label: str               # "folder:idrbench · 16 of 1120 items (--limit 16) · data 3f2a9c01b2d4"
+    full: bool               # neither limited nor partial
+
+
+def data_used(entry: Mapping[str, Any], mode: str) -> DataUsed:
+    """What ``entry`` (a validated ``sciprobe.tasks[KEY]``) ran on, from its provenance (the item count falls
+    back to the coverage of ``mode``)."""
+    prov = entry.get("provenance") or {}
+    cutoff = prov.get("cutoff") or {}
+    partial = prov.get("partial") or {}
+    limit, total, after = prov.get("limit"), cutoff.get("n_items_after"), cutoff.get("cutoff")
+    asked = min(limit, total) if limit is not None and total is not None else total
+    if asked is None:
+        asked = ((entry["scores"].get(mode) or {}).get("coverage") or {}).get("n_items")
+    subset = None
+    if partial:  # a partial score stands on the items its predictions file has: those ids are its data
+        ids = (entry.get("items") or {}).get("ids") or []
+        subset = hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()[:12]
+    fingerprint = str(prov.get("dataset_fingerprint") or "")
+    dataset = str(prov.get("dataset") or "unknown data")
+    parts = [dataset + (f"@{prov['dataset_revision']}" if prov.get("dataset_revision") else "")]
+    if partial:
+        parts.append(f"partial: {partial.get('n_predicted', '?')} of {partial.get('n_items', '?')} items predicted")
+    elif limit is not None and total is not None and limit < total:
+        parts.append(f"{asked} of {total} items (--limit {limit})")
+    elif limit is not None and total is None:
+        parts.append(f"{asked if asked is not None else '?'} items (--limit {limit})")
+    else:
+        parts.append(f"{asked if asked is not None else '?'} items")
+    if after:
+        parts.append(f"items after {after}")
+    if fingerprint:
+        parts.append(f"data {fingerprint.rsplit(':', 1)[-1][:12]}")
+    truncated = limit is not None and (total is None or limit < total)
+    key = (dataset, fingerprint, prov.get("dataset_revision"), after, limit if truncated else None, subset)
+    return DataUsed(key, " · ".join(parts), not truncated and not partial)
+
+
+def _groups(runs: Sequence[RunTask], used: Mapping[int, DataUsed]) -> list[tuple[DataUsed, list[RunTask]]]:
+    """``runs`` grouped by the data they used and the headline they report: full data first, then by size."""
+    groups: dict[tuple[Any, ...], tuple[DataUsed, list[RunTask]]] = {}
+    for run in runs:
+        data = used[id(run)]
+        groups.setdefault((run.headline, data.key), (data, []))[1].append(run)
+    return sorted(groups.values(), key=lambda g: (not g[0].full, g[1][0].headline, g[0].label))
+
+
+# ---------------------------------------------------------------- the page
+
 def _score_table(runs: Sequence[RunTask]) -> str:
-    head = "<tr><th>run</th><th>mode</th><th>metric</th><th>score</th><th>95% CI</th><th>scored</th><th>failed</th>" \
-           "<th>interval</th></tr>"
+    head = ("<tr><th>run</th><th>data</th><th>mode</th><th>metric</th><th>score</th><th>95% CI</th><th>scored</th>"
+            "<th>failed</th><th>interval</th></tr>")
     rows = []
     for run in runs:
         for mode, score in run.entry["scores"].items():
             ci = score.get("ci") or {}
             cov = score.get("coverage") or {}
-            interval = (f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci.get("low") is not None else "n/a")
+            interval = f"[{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if ci.get("low") is not None else "n/a"
             unit = str(ci.get("unit") or "item")
             units = "items" if unit == "item" else f"clusters ({unit.partition(':')[2]})"
             how = (f"{ci.get('n_resamples')} resamples of {units}, seed {ci.get('seed')}"
-                   if ci.get("low") is not None else html.escape(str(ci.get("reason") or "not computed")))
-            rows.append(f"<tr class=\"{'baseline' if run.baseline else ''}\"><td>{html.escape(run.label)}</td>"
-                        f"<td>{html.escape(mode)}</td><td>{html.escape(run.headline)}</td>"
-                        f"<td class=num>{_fmt(run.score(mode))}</td><td class=num>{interval}</td>"
-                        f"<td class=num>{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}</td>"
-                        f"<td class=num>{cov.get('n_failed', '?')}</td><td class=note>{how}</td></tr>")
+                   if ci.get("low") is not None else str(ci.get("reason") or "not computed"))
+            cells = [(run.label, ""), (run.data, "note"), (mode, ""), (run.headline, ""),
+                     (_fmt(run.score(mode)), "num"), (interval, "num"),
+                     (f"{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}", "num"),
+                     (cov.get("n_failed", "?"), "num"), (how, "note")]
+            rows.append(f"<tr class=\"{'baseline' if run.baseline else ''}\">"
+                        + "".join(f"<td class=\"{css}\">{_h(text)}</td>" for text, css in cells) + "</tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -157,14 +264,24 @@ class _Figures:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.count = 0
 
-    def add(self, fig: Any, name: str, caption: str) -> str:
+    def add(self, make: Callable[[], Any], name: str, caption: str) -> str:
+        """Draw ``make()`` and save it; a figure that cannot be drawn (a results file asking for 3,000 rows: a
+        PNG beyond matplotlib's 2^16 pixels) is a line on the page saying so, never the end of the report."""
+        import matplotlib
+
+        from sciprobe.report_figures import literal_text
+
         self.count += 1
         file = f"{self.count:03d}-{_slug(name)[:60]}.png"
-        with warnings.catch_warnings():  # a short date range: matplotlib's locator warns, then draws fine
-            warnings.filterwarnings("ignore", message="AutoDateLocator was unable")
-            fig.savefig(self.folder / file, dpi=100)
-        return (f"<figure><img src=\"figures/{file}\" alt=\"{html.escape(name)}\" data-figure=\"{self.count}\">"
-                f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        try:
+            with warnings.catch_warnings(), matplotlib.rc_context({"text.parse_math": False}):
+                warnings.filterwarnings("ignore", message="AutoDateLocator was unable")  # a short date range
+                literal_text(make()).savefig(self.folder / file, dpi=100)
+        except Exception as exc:  # noqa: BLE001 - one figure never ends the report: the failure is shown instead
+            (self.folder / file).unlink(missing_ok=True)
+            return f"<p class=warn>figure {_h(name)} not drawn ({_h(type(exc).__name__)}: {_h(str(exc)[:200])})</p>"
+        return (f"<figure><img src=\"figures/{_h(file)}\" alt=\"{_h(name)}\" data-figure=\"{self.count}\">"
+                f"<figcaption>{_h(caption)}</figcaption></figure>")
 
 
 def _benchmark_figures(bench: str) -> Any:
@@ -181,97 +298,144 @@ def _benchmark_figures(bench: str) -> Any:
     return resolve(hook)
 
 
-def _task_section(key: str, runs: list[RunTask], figures: _Figures) -> str:
+def _declared_range(ref: str, metric: str, mode: str) -> tuple[float, float] | None:
+    """The range of ``metric`` in ``mode`` declared for the task's metric family (None: not declared)."""
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.scoring.ranges import score_range
+
+    try:
+        _, spec = resolve_task(":".join(ref.split(":")[:2]))
+    except SciprobeError:
+        return None
+    found = score_range(spec.metric, metric, mode)
+    return (found.low, found.high) if found is not None else None
+
+
+def _group_figures(key: str, name: str, runs: list[RunTask], figures: _Figures) -> list[str]:
+    """The figures of one group of runs (same data, same headline)."""
     from sciprobe.report_figures import breakdown_figure, cutoff_curve, cutoff_figure, scores_figure
 
     ref = key.rsplit("|", 1)[0]
-    parts = [f"<section id=\"{_slug(key)}\"><h3>{html.escape(key)}</h3>", _score_table(runs)]
     metric = runs[0].headline
-    parts.append(figures.add(scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals"), f"{key} scores",
-                             f"{metric} of each run and mode; bars: 95% percentile bootstrap interval over items "
-                             "(clusters where items share a source); diamonds: reference baselines."))
-    names: dict[str, str] = {}
+    declared = _declared_range(ref, metric, runs[0].default_mode)
+    data = runs[0].data  # in every title: a figure saved on its own still says which data it shows
+    parts = [figures.add(lambda: scores_figure(runs, f"{ref}: {metric} with 95% bootstrap intervals\n{data}",
+                                               declared), f"{name} scores",
+                         f"{metric} of each run and mode on {data}; bars: 95% percentile bootstrap interval "
+                         "over items (clusters where items share a source); diamonds: reference baselines.")]
+    titles: dict[str, str] = {}
     for run in runs:
-        for name, entry in ((run.entry["scores"].get(run.default_mode) or {}).get("breakdowns") or {}).items():
-            names.setdefault(name, entry.get("title") or name)
-    for name, title in names.items():
-        columns = [(run.label, ((run.entry["scores"][run.default_mode].get("breakdowns") or {}).get(name) or {})
-                    .get("groups") or {}) for run in runs if run.default_mode in run.entry["scores"]]
+        for breakdown, entry in ((run.entry["scores"].get(run.default_mode) or {}).get("breakdowns") or {}).items():
+            titles.setdefault(breakdown, entry.get("title") or breakdown)
+    for breakdown, title in titles.items():
+        columns = []
+        for run in runs:
+            found = (run.entry["scores"].get(run.default_mode) or {}).get("breakdowns") or {}
+            columns.append((f"{run.label} [{run.default_mode}]",
+                            (found[breakdown].get("groups") or {}) if breakdown in found else None))
         if any(groups for _, groups in columns):
-            parts.append(figures.add(breakdown_figure(name, title, columns, metric), f"{key} by {name}",
-                                     f"{metric} per {title} ({', '.join(sorted({r.default_mode for r in runs}))} "
-                                     "mode); n = items scored / items in the group; an item with several groups "
-                                     "counts in each."))
+            parts.append(figures.add(lambda: breakdown_figure(breakdown, title, columns, metric, data),
+                                     f"{name} by {breakdown}",
+                                     f"{metric} per {title} (each run's default mode, in brackets); n = items scored "
+                                     "/ items in the group; an item with several groups counts in each; \"n/a in this "
+                                     "mode\": the run's mode gives no number, so it has no breakdown."))
     curves = [(run, curve) for run in runs
               if (curve := cutoff_curve(run.entry.get("items") or {}, run.default_mode)) is not None]
     if curves:
-        parts.append(figures.add(cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff"), f"{key} cutoff",
+        parts.append(figures.add(lambda: cutoff_figure(curves, metric, f"{ref}: {metric} vs cutoff\n{data}", declared),
+                                 f"{name} cutoff",
                                  f"{metric} on the items dated strictly after each cutoff (band: 95% interval, 200 "
                                  "resamples); grey steps: how many items of the first run remain."))
     extra = _benchmark_figures(ref.split(":")[0])
     if extra is not None:
-        for title, fig, caption in extra(ref.split(":")[1], runs):
-            parts.append(figures.add(fig, f"{key} {title}", caption))
+        try:
+            drawn = list(extra(ref.split(":")[1], runs))
+        except Exception as exc:  # noqa: BLE001 - a benchmark's own figure never ends the report
+            for run in runs:
+                run.notes.append(f"{ref}'s own figures were not drawn ({type(exc).__name__}: {str(exc)[:120]})")
+            drawn = []
+        for title, fig, caption in drawn:
+            parts.append(figures.add(lambda fig=fig: fig, f"{name} {title}", caption))
+    return parts
+
+
+def _task_section(key: str, runs: list[RunTask], used: Mapping[int, DataUsed], files: Mapping[int, Path],
+                  figures: _Figures) -> str:
+    parts = [f"<section id=\"{_slug(key)}\"><h3>{_h(key)}</h3>"]
+    groups = _groups(runs, used)
+    if len(groups) > 1:
+        parts.append(f"<p class=warn>These runs used {len(groups)} different data sets or headlines; each is ranked "
+                     "and drawn on its own, never against the others.</p>")
+    for number, (data, group) in enumerate(groups, start=1):
+        _unique_labels(group, files)
+        group.sort(key=lambda r: (r.baseline, r.label))
+        metric = "" if len({g[1][0].headline for g in groups}) == 1 else f" · headline {group[0].headline}"
+        parts.append(f"<h4>data: {_h(data.label + metric)}</h4>")
+        parts.append(_score_table(group))
+        parts.extend(_group_figures(key, key if number == 1 else f"{key} data {number}", group, figures))
     notes = sorted({n for run in runs for n in (run.entry.get("analysis_notes") or []) + run.notes})
     if notes:
-        parts.append("<ul class=note>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
+        parts.append("<ul class=note>" + "".join(f"<li>{_h(n)}</li>" for n in notes) + "</ul>")
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _runs_table(files: Sequence[ResultsFile]) -> str:
+def _runs_table(files: Sequence[ReportFile]) -> str:
     rows = []
     for f in files:
-        block = f.data["sciprobe"]
-        general = f.data.get("config_general") or {}
+        block = f.block
+        general = f.results.data.get("config_general") or {}
         baseline = block.get("reference_baseline") or {}
-        rows.append(f"<tr class=\"{'baseline' if f.baseline else ''}\"><td>{html.escape(f.label)}</td>"
-                    f"<td>{html.escape(str(general.get('end_time') or ''))[:19]}</td>"
-                    f"<td>{len(block['tasks'])}</td>"
-                    f"<td>{html.escape(', '.join(block.get('judge_ids') or []) or '-')}</td>"
-                    f"<td>{html.escape(baseline.get('description') or '')}</td>"
-                    f"<td class=note>{html.escape(f.path.name)}</td></tr>")
+        cells = [f.label, str(general.get("end_time") or "")[:19], len(block["tasks"]),
+                 ", ".join(block.get("judge_ids") or []) or "-", baseline.get("description") or "", f.path.name]
+        rows.append(f"<tr class=\"{'baseline' if f.baseline else ''}\">"
+                    + "".join(f"<td>{_h(c)}</td>" for c in cells[:-1]) + f"<td class=note>{_h(cells[-1])}</td></tr>")
         if block.get("incomplete"):
-            rows.append(f"<tr><td colspan=6 class=warn>{html.escape(f.label)}: INCOMPLETE run "
-                        f"({html.escape(str(block['incomplete'].get('reason')))})</td></tr>")
+            rows.append(f"<tr><td colspan=6 class=warn>{_h(f.label)}: INCOMPLETE run "
+                        f"({_h(block['incomplete'].get('reason'))})</td></tr>")
     return ("<table><tr><th>run</th><th>finished</th><th>tasks</th><th>judges</th><th>reference baseline</th>"
             f"<th>file</th></tr>{''.join(rows)}</table>")
 
 
-def build_report(paths: Sequence[str | Path], out: Path | str) -> Path:
-    """Write ``out/index.html`` and ``out/figures/*.png``; returns the HTML path."""
+def build_report(paths: Sequence[str | Path], out: Path | str, *, warn: Warn = _warn) -> Path:
+    """Write ``out/index.html`` and ``out/figures/*.png``; returns the HTML path. ``warn`` gets one line per file
+    or task skipped."""
     from sciprobe import __version__
     from sciprobe.report_figures import PALETTE, RunTask
     from sciprobe.results import atomic_write_bytes
+    from sciprobe.summary import status_label
 
-    files = _load(results_files(paths))
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise SciprobeError(f"{out} is a file; --out takes a folder")
+    files = _load(results_files(paths), warn)
     by_task: dict[str, list[RunTask]] = {}
+    used: dict[int, DataUsed] = {}
+    run_files: dict[int, Path] = {}
     model_colors: dict[str, str] = {}
     for f in files:
-        config_tasks = f.data.get("config_tasks") or {}
-        for key, entry in f.data["sciprobe"]["tasks"].items():
-            config = config_tasks.get(key) or {}
-            mode = config.get("default_mode")
-            mode = mode if mode in entry["scores"] else next(iter(entry["scores"]))
-            headline = config.get("headline") or next((s["ci"]["metric"] for s in entry["scores"].values()
-                                                       if (s.get("ci") or {}).get("metric")), "")
+        for key, entry in f.results.tasks.items():
+            mode = f.results.default_mode(key)
+            data = data_used(entry, mode)
             color = model_colors.setdefault(f.label, PALETTE[len(model_colors) % len(PALETTE)])
-            by_task.setdefault(key, []).append(RunTask(f.label, key, entry, headline, mode, f.baseline,
-                                                       read_details(f.path, entry), color))
+            label = f.label + status_label(entry.get("provenance") or {})  # " (INCOMPLETE: 3/16 no answer)"
+            run = RunTask(label, key, entry, f.results.headline(key), mode, f.baseline, read_details(f.path, entry),
+                          color, data=data.label)
+            used[id(run)], run_files[id(run)] = data, f.path
+            by_task.setdefault(key, []).append(run)
     figures = _Figures(out)
     sections, toc = [], []
     for bench in sorted({k.split(":")[0] for k in by_task}):
-        sections.append(f"<h2 id=\"{_slug(bench)}\">{html.escape(_title(bench))}</h2>")
+        sections.append(f"<h2 id=\"{_slug(bench)}\">{_h(_title(bench))}</h2>")
         for key in sorted(k for k in by_task if k.split(":")[0] == bench):
-            runs = sorted(by_task[key], key=lambda r: (r.baseline, r.label))
-            sections.append(_task_section(key, runs, figures))
-            toc.append(f"<li><a href=\"#{_slug(key)}\">{html.escape(key)}</a> ({len(runs)} run(s))</li>")
+            runs = by_task[key]
+            sections.append(_task_section(key, runs, used, run_files, figures))
+            n_data = len(_groups(runs, used))
+            toc.append(f"<li><a href=\"#{_slug(key)}\">{_h(key)}</a> ({len(runs)} run(s)"
+                       + (f", {n_data} data sets" if n_data > 1 else "") + ")</li>")
     page = (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>sciprobe report</title>"
             f"<style>{CSS}</style></head><body><h1>sciprobe report</h1>"
-            f"<p class=note>sciprobe {html.escape(__version__)}; {len(files)} results file(s); intervals are 95% "
+            f"<p class=note>sciprobe {_h(__version__)}; {len(files)} results file(s); intervals are 95% "
             "percentile bootstrap intervals over items (1,000 seeded resamples, clusters of items that share a "
             "source resampled together), as recorded in each results file.</p>"
             f"{_runs_table(files)}<nav><ul>{''.join(toc)}</ul></nav>{''.join(sections)}</body></html>\n")
@@ -292,14 +456,16 @@ def _title(bench: str) -> str:
 def configure_report_parser(parser: argparse.ArgumentParser, commands: dict | None = None) -> None:
     parser.description = ("Write a static HTML report (index.html + PNG figures) of results files: scores with "
                           "bootstrap intervals, breakdown heatmaps, score vs cutoff and each benchmark's own figures.")
-    parser.add_argument("results", nargs="+", metavar="RESULTS", help="results_*.json files or folders holding them")
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="results_*.json files or folders holding them (other files there, such as lighteval's "
+                             "results, are skipped with one line each)")
     parser.add_argument("--out", required=True, help="output folder (index.html and figures/)")
     if commands is not None:
         commands.setdefault("report", cmd_report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    index = build_report(args.results, Path(args.out))
+    index = build_report(args.results, Path(args.out))  # a skipped file or task: one line on stderr each
     print(f"report: {index}", file=sys.stderr)
     print(index)
     return 0

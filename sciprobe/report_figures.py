@@ -13,6 +13,7 @@ Benchmark-specific figures (calibration, rank histograms, scatter plots) come fr
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure", "json_cell", "scores_figure"]
+__all__ = ["NOT_IN_MODE", "NO_ITEMS", "RunTask", "breakdown_figure", "cutoff_curve", "cutoff_figure", "figure",
+           "fit_axis", "item_day", "json_cell", "literal_text", "scores_figure"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22")
 
@@ -31,13 +33,14 @@ class RunTask:
 
     label: str                     # the run's label (model id, "(baseline)" ...)
     key: str                       # "idrbench:ipi|0"
-    entry: dict[str, Any]          # sciprobe.tasks[key]
+    entry: dict[str, Any]          # sciprobe.tasks[key], validated by sciprobe.results_file
     headline: str
     default_mode: str
     baseline: bool = False
     records: list[dict[str, Any]] | None = None   # the details file's records, when readable
     color: str = PALETTE[0]
     notes: list[str] = field(default_factory=list)
+    data: str = ""                 # the data the task ran on ("folder:idrbench · 1120 items · 3f2a...")
 
     def score(self, mode: str) -> float | None:
         value = (self.entry["scores"].get(mode) or {}).get(self.headline)
@@ -69,20 +72,32 @@ def figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+def literal_text(fig: Any) -> Any:
+    """``fig`` with every text drawn as written: labels come from results files, and matplotlib reads ``$...$``
+    as mathtext (a model id ``$\\frac{}$`` would end the report with a ValueError). Called before ``savefig``,
+    inside ``matplotlib.rc_context({"text.parse_math": False})`` so tick labels made while drawing follow."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
 def _wrap(text: str, width: int = 28) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
-def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
-    """Horizontal interval plot: one row per (run, mode)."""
+def scores_figure(runs: Sequence[RunTask], title: str, declared: tuple[float, float] | None = None) -> Any:
+    """Horizontal interval plot: one row per (run, mode); ``declared``: the metric's range, for an axis whose
+    values are all equal."""
     rows = [(run, mode) for run in runs for mode in run.entry["scores"]]
     fig = figure(7.5, 0.9 + 0.42 * len(rows))
     ax = fig.add_subplot()
     for y, (run, mode) in enumerate(reversed(rows)):
         value, ci = run.score(mode), run.ci(mode)
         color = run.color
-        if ci.get("low") is not None and ci.get("high") is not None:
-            ax.plot([ci["low"], ci["high"]], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
+        if ci.get("low") is not None and ci.get("high") is not None:  # floats: a JSON integer may exceed int64
+            ax.plot([float(ci["low"]), float(ci["high"])], [y, y], color=color, linewidth=2.5, solid_capstyle="butt",
                     linestyle=(0, (3, 1.5)) if run.baseline else "-")
         if value is not None:
             ax.plot([value], [y], marker="D" if run.baseline else "o", color=color, markersize=7)
@@ -93,19 +108,44 @@ def scores_figure(runs: Sequence[RunTask], title: str) -> Any:
                         fontsize=8, color="#aa0000")
     ax.set_yticks(range(len(rows)), [f"{run.label} [{mode}]" for run, mode in reversed(rows)], fontsize=8)
     ax.set_ylim(-0.7, len(rows) - 0.3)
+    fit_axis(ax.set_xlim, [v for run, mode in rows for v in (run.score(mode), run.ci(mode).get("low"),
+                                                              run.ci(mode).get("high"))], declared)
     ax.set_xlabel(rows[0][0].headline if rows else "")
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
 
-def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any]]], metric: str) -> Any:
-    """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run; groups are the union."""
-    groups = sorted({g for _, groups in columns for g in groups}, key=lambda g: (g == "unknown", g))
+#: a heatmap cell of a run whose mode has no breakdown (no headline number in that mode, e.g. official IDRBench
+#: macro-F1 when one class is missing): nothing was left out of the run, the mode simply gives no number
+NOT_IN_MODE = "n/a in this mode"
+#: a heatmap cell of a group none of the run's items belongs to
+NO_ITEMS = "no items in run"
+#: rows of a heatmap at most (the groups with the most items; a results file may declare thousands)
+MAX_HEATMAP_GROUPS = 60
+
+
+def _count_of(cell: Any) -> int:
+    return (cell.get("n_items") or 0) if isinstance(cell, dict) else 0
+
+
+def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[str, Any] | None]], metric: str,
+                     data_label: str = "") -> Any:
+    """``columns``: (column label, {group: {"score", "n_items", "n_scored"}}) per run, None for a run whose mode
+    has no such breakdown (:data:`NOT_IN_MODE`); groups are the union; ``data_label``: the data the runs used."""
+    every = {g for _, groups in columns for g in groups or {}}
+    size = {g: max(_count_of((groups or {}).get(g)) for _, groups in columns) for g in every}
+    shown = sorted(every, key=lambda g: (-size[g], g))[:MAX_HEATMAP_GROUPS]  # the largest groups
+    groups = sorted(shown, key=lambda g: (g == "unknown", g))
+    if len(every) > len(groups):
+        title = f"{title} ({len(groups)} largest of {len(every)} groups)"
     data = np.full((len(groups), len(columns)), np.nan)
     counts = [["" for _ in columns] for _ in groups]
     for j, (_, by_group) in enumerate(columns):
         for i, group in enumerate(groups):
+            if by_group is None:
+                counts[i][j] = NOT_IN_MODE
+                continue
             cell = by_group.get(group)
             if cell is None:
                 continue
@@ -123,17 +163,32 @@ def breakdown_figure(name: str, title: str, columns: Sequence[tuple[str, dict[st
     for i in range(len(groups)):
         for j in range(len(columns)):
             value = data[i, j]
-            if not counts[i][j]:
-                text, shade = "not in run", "#555555"
+            if counts[i][j] in ("", NOT_IN_MODE):
+                text, shade = counts[i][j] or NO_ITEMS, "#555555"
             else:
                 text = ("no number" if np.isnan(value) else f"{value:.3f}") + f"\n{counts[i][j]}"
                 shade = "#333333" if np.isnan(value) or value >= middle else "white"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=shade)
     ax.set_xticks(range(len(columns)), [_wrap(label, 18) for label, _ in columns], fontsize=7)
     ax.set_yticks(range(len(groups)), [_wrap(g, 34) for g in groups], fontsize=7)
-    ax.set_title(f"{metric} by {title}", fontsize=10)
+    ax.set_title(f"{metric} by {title}" + (f"\n{_wrap(data_label, 48)}" if data_label else ""), fontsize=10)
     fig.colorbar(image, ax=ax, shrink=0.8, label=metric)
     return fig
+
+
+_DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
+
+
+def item_day(value: Any) -> str | None:
+    """An item's date as an ISO day (a year or a month is its first day), None for no date or text that is no
+    date (a results file is outside input: ``2024-13-45`` or ``today`` never reaches the date axis)."""
+    text = str(value)[:10] if value else ""
+    if not _DATE.match(text):
+        return None
+    try:
+        return str(np.datetime64(text, "D"))
+    except ValueError:
+        return None
 
 
 def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_resamples: int = 200,
@@ -144,7 +199,7 @@ def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_re
     from sciprobe.scoring.item_scores import ItemScores, evaluate_statistic
 
     spec = (table.get("modes") or {}).get(mode)
-    dates = [str(d)[:10] if d else None for d in table.get("dates") or []]
+    dates = [item_day(d) for d in table.get("dates") or []]
     known = sorted({d for d in dates if d})
     if spec is None or len(known) < 2:
         return None
@@ -169,7 +224,27 @@ def cutoff_curve(table: dict[str, Any], mode: str, *, max_points: int = 24, n_re
             "n_scored": [int((m.astype(bool) & scored).sum()) for m in masks]}
 
 
-def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric: str, title: str) -> Any:
+def fit_axis(set_limits: Any, values: Sequence[Any], declared: tuple[float, float] | None) -> None:
+    """Give an axis a real range when its values do not (all equal, or none): matplotlib would show +-0.055
+    around the value (ticks -0.04 to 0.04 for a score of 0), which reads as a measured spread. ``declared``: the
+    metric's range (sciprobe.scoring.ranges), used when both ends are finite."""
+    from sciprobe.numbers import finite_number
+
+    finite = [v for v in map(finite_number, values) if v is not None]
+    if finite and max(finite) - min(finite) > 1e-9 * max(1.0, abs(max(finite))):
+        return
+    if declared is not None and all(np.isfinite(declared)):
+        low, high = declared
+    else:
+        centre = finite[0] if finite else 0.0
+        half = max(abs(centre) * 0.5, 1.0)
+        low, high = centre - half, centre + half
+    pad = 0.05 * (high - low)
+    set_limits(low - pad, high + pad)
+
+
+def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric: str, title: str,
+                  declared: tuple[float, float] | None = None) -> Any:
     import matplotlib.dates as mdates
 
     fig = figure(7.5, 4.2)
@@ -186,6 +261,11 @@ def cutoff_figure(curves: Sequence[tuple[RunTask, dict[str, list[Any]]]], metric
     run, curve = curves[0]
     counts.step(np.array(curve["cutoff"], dtype="datetime64[D]"), curve["n_scored"], where="post", color="#444444",
                 alpha=0.35, linewidth=1)
+    values = [v for _, curve in curves for k in ("score", "low", "high") for v in curve[k]]
+    fit_axis(ax.set_ylim, values, declared)
+    if not any(v is not None for _, curve in curves for v in curve["score"]):
+        ax.annotate("no number at any cutoff", (0.5, 0.5), xycoords="axes fraction", ha="center", fontsize=9,
+                    color="#aa0000")
     counts.set_ylabel("items after the cutoff (first run)", fontsize=8, color="#444444")
     ax.set_xlabel("cutoff (items dated strictly after it)")
     ax.set_ylabel(metric)

@@ -2,16 +2,15 @@
 leaderboard store, so a local leaderboard shows your own runs next to submissions (a reference baseline's file
 becomes a reference result, owned by nobody: :mod:`~sciprobe.leaderboard.reference`). Scores are taken as computed
 by sciprobe on this machine (the Space never accepts scores from submitters; this path is for the local store and
-the Space's own baselines) — but a file is outside input all the same: it is checked before anything is stored.
-A file that is not a sciprobe results file is refused with one line; a task whose numbers cannot come from its
+the Space's own baselines) — but a file is outside input all the same: it is read and its schema checked by
+:func:`sciprobe.results_file.load_results_file` before anything is stored. A file that is not a sciprobe results
+file (nor lighteval's) is refused with one line; a task whose entry is malformed, or whose numbers cannot come from its
 metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
 one line and the rest imports.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,8 +25,8 @@ from sciprobe.leaderboard.reference import checked_flag
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import sanitize_text
 from sciprobe.numbers import count
+from sciprobe.results_file import ForeignResultsFile, load_results_file
 
-MAX_RESULTS_BYTES = 64_000_000
 MAX_NAME_CHARS = 200
 COVERAGE_KEYS = ("n_items", "n_scored", "n_failed")
 
@@ -61,45 +60,6 @@ def _text(value: Any, what: str, limit: int = MAX_NAME_CHARS) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise SciprobeError(f"{what} must be a non-empty string of at most {limit} characters")
     return value
-
-
-def _load(path: Path) -> dict[str, Any]:
-    """The parsed file (a sciprobe or a lighteval results file), or one line saying why it is neither."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_RESULTS_BYTES:
-            raise SciprobeError(f"{size} bytes is too large for a results file")
-        raw = path.read_bytes()
-        data = json.loads(raw.decode("utf-8"))
-        json.dumps(data, ensure_ascii=False).encode("utf-8")  # lone surrogates (\ud800) cannot be stored or shown
-    except SciprobeError:
-        raise
-    except UnicodeError:
-        raise SciprobeError("holds text that is not valid Unicode") from None
-    except RecursionError:
-        raise SciprobeError("JSON nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        raise SciprobeError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except ValueError as exc:
-        if "integer string conversion" in str(exc):  # Python refuses ints of more than 4,300 digits
-            raise SciprobeError("holds a number with too many digits") from None
-        raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
-    except OSError as exc:
-        raise SciprobeError(f"unreadable ({type(exc).__name__})") from None
-    from sciprobe.lighteval_results import is_lighteval_results
-
-    if is_lighteval_results(data):
-        return data
-    if not isinstance(data, dict) or not isinstance(data.get("sciprobe"), dict):
-        raise SciprobeError("neither a sciprobe results file (no \"sciprobe\" block) nor lighteval's")
-    block = data["sciprobe"]
-    _text(block.get("model_id"), "sciprobe.model_id")
-    if not isinstance(block.get("tasks"), dict):
-        raise SciprobeError("sciprobe.tasks must be an object")
-    judges = block.get("judge_ids") or []
-    if not isinstance(judges, list) or not all(isinstance(j, str) and len(j) <= MAX_NAME_CHARS for j in judges):
-        raise SciprobeError("sciprobe.judge_ids must be a list of model ids")
-    return data
 
 
 def _check_task(key: str, task: Any) -> tuple[str, Any]:
@@ -153,23 +113,31 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         if path.suffix == ".parquet":  # a lighteval details file named on its own: rescored, then imported
             from sciprobe.leaderboard.lighteval_import import import_details_file
 
-            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
-        data = _load(path)
-        if "sciprobe" not in data:  # lighteval's own results: every task rescored from its details
-            from sciprobe.leaderboard.lighteval_import import import_lighteval_results
+            if not path.is_file():  # a FIFO or a device is never opened (reading one blocks or never ends)
+                raise SciprobeError("not a regular file: not read")
 
-            return import_lighteval_results(
-                path, data, lambda written: import_results_file(store, written, user, warn=warn), warn)
+            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
     except SciprobeError as exc:
         raise SciprobeError(f"{path}: {exc}") from None
-    block = data["sciprobe"]
-    model_id = block["model_id"]
+    try:
+        results = load_results_file(path, skip_bad_tasks=True)
+    except ForeignResultsFile as exc:
+        if exc.kind != "lighteval":
+            raise
+        from sciprobe.leaderboard.lighteval_import import import_lighteval_results
+
+        # lighteval's own results: every task rescored from its details
+        return import_lighteval_results(
+            path, exc.data, lambda written: import_results_file(store, written, user, warn=warn), warn)
+    for problem in results.skipped_tasks:
+        warn(f"{sanitize_text(path, 300)}: task refused: {sanitize_text(problem, 300)}")
+    block = results.block
+    model_id = results.model_id
     try:  # a reference baseline (sciprobe baselines): a reference row, owned by nobody
         reference = checked_flag(model_id, block.get("reference_baseline"))
     except SciprobeError as exc:
         raise SciprobeError(f"{path}: {exc}") from None
     owner = "" if reference else user
-    configs = data.get("config_tasks") if isinstance(data.get("config_tasks"), dict) else {}
     # I2R writes one entry per mode ("idrbench:i2r|0", "idrbench:i2r:corrected|0"): merge them per task.
     merged: dict[str, dict] = {}
     for key, task in block["tasks"].items():
@@ -190,12 +158,9 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         if panel is not None:
             entry["provenance"][PROVENANCE_KEY] = panel
         entry["scores"].update(task["scores"])
-        config = configs.get(key) if isinstance(configs.get(key), dict) else {}
-        mode = config.get("default_mode")
-        entry["default"] = entry["default"] or (mode if mode in task["scores"] else next(iter(task["scores"])))
-        headline = config.get("headline")
-        entry["headline"] = entry["headline"] or (headline if isinstance(headline, str) else "")
-    request_id = "import-" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        entry["default"] = entry["default"] or results.default_mode(key)
+        entry["headline"] = entry["headline"] or (results.config(key).get("headline") or "")
+    request_id = "import-" + results.digest[:16]
     knowledge = knowledge_cutoff(model_id, None) if reference is None else None
     ids = []
     for ref, entry in merged.items():
@@ -218,10 +183,11 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
 
 
 def results_files(location: Path) -> list[Path]:
-    """``location`` itself when it is a file (a results JSON, or a lighteval details ``.parquet``), else every
-    ``results_*.json`` below it (sciprobe's, or lighteval's, which bring their details along)."""
+    """``location`` itself when it is not a folder (a results JSON, or a lighteval details ``.parquet``; anything
+    else is refused when read), else every ``results_*.json`` below it (sciprobe's, or lighteval's, which bring
+    their details along)."""
     location = Path(location)
-    return [location] if location.is_file() else sorted(location.rglob("results_*.json"))
+    return sorted(location.rglob("results_*.json")) if location.is_dir() else [location]
 
 
 def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local", *, warn: Warn = _warn) -> int:

@@ -104,15 +104,16 @@ def test_cli_writes_atomically(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, message", [
     (None, "no such results file"),
-    ("{not json", "is not JSON"),
+    ("{not json", "not valid JSON"),
     ("[1, 2]", "not a sciprobe results file"),
     ('{"results": {"x|0": {"acc": 1}}}', "not a sciprobe results file"),
-    ('{"sciprobe": {"model_id": "m", "tasks": {}}}', "malformed sciprobe results file"),
-    ('{"sciprobe": {"model_id": "m", "tasks": {"idrbench:ipi|0": {"scores": "x"}}}}', "has no scores"),
+    ('{"sciprobe": {"model_id": "m", "tasks": {}}}', "sciprobe.tasks: holds no task"),
+    ('{"sciprobe": {"model_id": "m", "tasks": {"idrbench:ipi|0": {"scores": "x"}}}}',
+     'sciprobe.tasks["idrbench:ipi|0"].scores: expected an object, got a string'),
     ('{"sciprobe": {"model_id": "m", "tasks": {"ipi|0": {"scores": {"official": {"macro_f1": 1}}}}}}',
-     "not a BENCHMARK:TASK"),
-    ('{"sciprobe": {"model_id": "m", "tasks": {"idrbench:ipi|0": {"scores": {"official": {"macro_f1": null}}}}}}',
-     "no numeric score"),
+     "a task key is BENCHMARK:TASK|SHOTS"),
+    ('{"sciprobe": {"model_id": "m", "tasks": {"idrbench:ipi|0": {"scores": {"official": {"macro_f1": null, '
+     '"coverage": {"n_items": 2, "n_scored": 0, "n_failed": 2}}}}}}}', "no numeric score"),
 ])
 def test_bad_input_is_one_line_error(tmp_path, capsys, content, message):
     path = tmp_path / "results.json"

@@ -27,29 +27,50 @@ def _component_value(text: str):
         return float(text)
     except ValueError:
         pass
+    from sciprobe.results_file import read_json_file
+
     path = Path(text)
-    if not path.is_file():
+    if not path.exists():
         raise SciprobeError(f"{text!r} is neither a number nor a JSON report file")
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except ValueError as exc:
-        raise SciprobeError(f"malformed JSON in {path}: {exc}") from None
+    return _checked_report(read_json_file(path), path)  # a regular file, capped, with nesting and integer guards
+
+
+def _checked_report(value: Any, path: Path) -> Any:
+    """A component report file's content: a number, or an object (``ScoreReport.as_dict()``) whose score
+    (``score`` or a component's headline) is a number or null and whose coverage counts are counts."""
+    from sciprobe.numbers import count
+    from sciprobe.scoring.sgi.overall import HEADLINE
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if number(value):
+        return value
+    if not isinstance(value, dict):
+        raise SciprobeError(f"{path}: a component report is a number or a JSON object (ScoreReport.as_dict())")
+    for key in sorted({"score", *HEADLINE.values()}):
+        if value.get(key) is not None and not number(value[key]):
+            raise SciprobeError(f"{path}: {key}: expected a number or null")
+    coverage = value.get("coverage")
+    if coverage is not None and not isinstance(coverage, dict):
+        raise SciprobeError(f"{path}: coverage: expected an object or null")
+    for where, block in (("coverage.", coverage or {}), ("", value)):
+        for key in ("n_items", "n_scored", "n_failed"):
+            if key in block and count(block[key]) is None:
+                raise SciprobeError(f"{path}: {where}{key}: expected a count (an integer >= 0)")
+    return value
 
 
 def components_from_results(paths: Sequence[str | Path], mode: str = "official") -> dict[str, dict]:
     """Component reports (``ScoreReport.as_dict()`` of ``mode``) of the ``sgibench:<component>`` tasks found in
     ``sciprobe evaluate`` results files; a component found in two files is an error."""
+    from sciprobe.results_file import load_results_file
     from sciprobe.scoring.sgi.overall import COMPONENTS
 
     found: dict[str, dict] = {}
     where: dict[str, str] = {}
     for path in map(Path, paths):
-        if not path.is_file():
-            raise SciprobeError(f"results file {path} not found")
-        try:
-            tasks = json.loads(path.read_text("utf-8"))["sciprobe"]["tasks"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SciprobeError(f"{path} is not a sciprobe results file ({type(exc).__name__}: {exc})") from None
+        tasks = load_results_file(path).tasks  # one line naming the file and the field when it is malformed
         for key, entry in tasks.items():
             name = key.split("|")[0]
             bench, _, component = name.partition(":")
