@@ -22,8 +22,7 @@ from sciprobe.llm.stub_server import StubServer
 
 KEY = "idrbench:ipi|0"
 N_ITEMS = 16  # idrbench:ipi in the bundled sample
-NO_CONTENT = RawReply(raw_completion(choices=json.dumps(
-    [{"index": 0, "message": {"role": "assistant"}, "finish_reason": "stop"}])))
+NO_CONTENT = "no_content"  # the stub's fault kind: a chat completion whose message has no content
 CONTENT_IS_A_NUMBER = RawReply(raw_completion(choices=json.dumps(
     [{"index": 0, "message": {"role": "assistant", "content": 0}, "finish_reason": "stop"}])))
 
