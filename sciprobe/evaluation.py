@@ -45,8 +45,9 @@ def check_priced(specs: Sequence[str]) -> None:
 
 
 def check_keys(specs: Sequence[str]) -> None:
-    """Every remote model the run names has a key to send, before the first call (a missing one is a user
-    error, not hours of retries: sciprobe.llm.backends.check_credentials)."""
+    """Every remote model in ``specs`` has a key to send (a missing one is a user error, not hours of retries:
+    sciprobe.llm.backends.check_credentials). The judges are checked before the run starts, since their calls come
+    after the model's; the model's own client checks before its first request, after the arguments are."""
     from sciprobe.llm.backends import check_credentials
     from sciprobe.llm.spec import ModelSpec
 
@@ -100,7 +101,7 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
 
     for ref in request.tasks:
         resolve_task(ref)  # fail on a typo before any model call
-    check_keys([request.model, *split_judges(request)])
+    check_keys(split_judges(request))
     budget = Budget(request.max_calls, request.max_cost)
     if budget.max_cost_usd is not None:
         check_priced([request.model, *split_judges(request)])

@@ -562,7 +562,7 @@ class RemoteBackend:
         self._litellm = import_litellm()
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
-        check_credentials(spec)
+        self._key_checked = False  # check_credentials, before the first request (not here: a client may never call)
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
         #: the servers of this model (one entry without a base_url: the provider's own endpoint)
         self.replicas = ReplicaPool.for_spec(spec.name, spec.base_urls or (None,), spec.rpm, spec.tpm)
@@ -634,6 +634,9 @@ class RemoteBackend:
                 await state.session.close()  # before asyncio.run closes the loop: no "unclosed session"
 
     async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None:
+        if not self._key_checked and jobs:
+            check_credentials(self.spec)  # a missing key: one user error before the first request, not retries
+            self._key_checked = True
         aborted = asyncio.Event()
         state = self._enter_loop()
 
