@@ -547,7 +547,8 @@ class RemoteBackend:
 
     Replicas (``base_url=URL1|URL2``): each attempt takes a slot on one replica (:mod:`sciprobe.llm.replicas`:
     least busy in service, per-replica slots and pacer, cool-down of failing ones) and is sent to its URL; a
-    retry goes to another replica when one is in service. Everything above applies per replica.
+    retry goes to another replica when one is in service (how each failure is retried: :data:`TRANSIENT`,
+    :data:`SERVER_FAULT`, :data:`REQUEST_FAULT`). Everything above applies per replica.
     """
 
     ADMISSION_FACTOR = 2
