@@ -6,7 +6,8 @@ no answer (connection refused, timeout, 5xx after the retries): its results are 
 unanswered items left out of every score, never counted wrong), no model-index is written, the results are
 never exported or ranked, and rerunning the same command resumes from the response cache (only the missing
 calls are made); 4 (:data:`EXIT_PARTIAL`) a ``sciprobe score --partial`` score: written and marked as asked, but
-not a benchmark result, so a script never mistakes it for one.
+not a benchmark result, so a script never mistakes it for one; 130 interrupted (Ctrl-C): nothing written, the answers
+received so far are cached (the bundled model stops at its next token), a rerun resumes.
 """
 
 from __future__ import annotations

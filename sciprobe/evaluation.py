@@ -18,7 +18,7 @@ from sciprobe.results import RunInfo, TaskResult, write_run
 from sciprobe.task_data import TaskData, load_task_data, sample_dataset_dir
 from sciprobe.task_runner import EvaluationRequest, RunContext, check_prompt_sets, make_client, run_task, spec_label
 
-__all__ = ["EvaluationRequest", "RunContext", "TaskData", "check_priced", "evaluate", "load_task_data",
+__all__ = ["EvaluationRequest", "RunContext", "TaskData", "check_keys", "check_priced", "evaluate", "load_task_data",
            "make_client", "run_task", "sample_dataset_dir", "spec_label", "split_judges"]
 
 
@@ -42,6 +42,19 @@ def check_priced(specs: Sequence[str]) -> None:
         if not spec.is_local and unit_prices(spec.name) is None:
             raise SciprobeError(f"--max-cost cannot be enforced: litellm has no price for {spec.name}; "
                                 "use --max-calls instead")
+
+
+def check_keys(specs: Sequence[str]) -> None:
+    """Every remote model in ``specs`` has a key to send (a missing one is a user error, not hours of retries:
+    sciprobe.llm.backends.check_credentials). The judges are checked before the run starts, since their calls come
+    after the model's; the model's own client checks before its first request, after the arguments are."""
+    from sciprobe.llm.backends import check_credentials
+    from sciprobe.llm.spec import ModelSpec
+
+    for text in specs:
+        spec = ModelSpec.parse(text)
+        if not spec.is_local:
+            check_credentials(spec)
 
 
 def _planned_calls(request: EvaluationRequest) -> int | None:
@@ -89,6 +102,7 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
     for ref in request.tasks:
         resolve_task(ref)  # fail on a typo before any model call
     check_prompt_sets(request)  # and on a refused template
+    check_keys(split_judges(request))
     budget = Budget(request.max_calls, request.max_cost)
     if budget.max_cost_usd is not None:
         check_priced([request.model, *split_judges(request)])

@@ -18,6 +18,8 @@ import json
 import os
 import random
 import re
+import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -29,7 +31,7 @@ from sciprobe.llm import loop as client_loop
 from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.pacing import Pacer, estimate_tokens
 from sciprobe.llm.replicas import Replica, ReplicaGate, ReplicaPool
-from sciprobe.llm.response_cap import capped_response_class, too_large_in
+from sciprobe.llm.response_cap import capped_response_class, redirected_in, too_large_in
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
 from sciprobe.llm.usage import UsageReport, finite_number, read_usage, short_repr
@@ -37,6 +39,13 @@ from sciprobe.llm.usage import UsageReport, finite_number, read_usage, short_rep
 #: Phrases of provider 429s that mean "out of credit", not "too fast" (OpenAI, Azure, Anthropic wording).
 _QUOTA_MARKERS = ("insufficient_quota", "exceeded your current quota", "quota exceeded", "billing",
                   "credit balance is too low")
+
+#: Phrases of errors that mean "no usable credentials", whatever status they come with: litellm reports a missing
+#: OpenAI key as an InternalServerError ("Missing credentials"), some providers and proxies answer a bad key with
+#: 400 or 500. Every later call would fail the same way.
+_AUTH_MARKERS = ("missing credentials", "api_key client option must be set", "incorrect api key",
+                 "invalid api key", "invalid_api_key", "api key not valid", "invalid x-api-key",
+                 "no api key provided")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -141,6 +150,32 @@ def unit_prices(model: str) -> tuple[float, float] | None:
     return float(prompt) / probe, float(completion) / probe
 
 
+def missing_key_variables(spec: ModelSpec) -> list[str]:
+    """The environment variables one of which must hold the key of ``spec``'s provider, when none is set; ``[]``
+    when the spec brings its own key (``api_key``, ``api_key_env``), names a server (``base_url``: a vLLM or
+    proxy may need none) or its provider authenticates otherwise (cloud credentials files: Bedrock, Vertex).
+    From litellm's own table (``validate_environment``: environment lookups only, no call)."""
+    if spec.is_local or spec.api_key is not None or spec.api_key_env is not None or spec.base_url:
+        return []
+    try:
+        report = import_litellm().validate_environment(model=spec.name)
+    except Exception:  # noqa: BLE001 - litellm cannot tell: the first call will
+        return []
+    missing = report.get("missing_keys") if isinstance(report, dict) else None
+    names = [k for k in missing or [] if isinstance(k, str) and k.endswith("_API_KEY")]
+    return [] if any(os.environ.get(k) for k in names) else names
+
+
+def check_credentials(spec: ModelSpec) -> None:
+    """A user error (one line, before any call) when ``spec`` has no key to send: every call would fail, and
+    litellm reports a missing OpenAI key as a retryable InternalServerError."""
+    spec.resolve_api_key()  # api_key_env naming an unset variable
+    names = missing_key_variables(spec)
+    if names:
+        raise SciprobeError(f"{spec.name} needs an API key: set {' or '.join(names)}, or give the spec "
+                            "api_key_env=VARIABLE (the variable that holds the key)")
+
+
 class Pricer:
     """The cost of one answer from its token counts: the model's unit prices are looked up once, instead of
     litellm's per-call cost accounting in the hot path. Beyond the model's smallest long-context tier
@@ -212,6 +247,108 @@ def tool_calls_of(message: Any) -> list[dict[str, Any]]:
     return out
 
 
+#: finish_reasons with which a message may rightly carry no text: the token limit was reached (a reasoning model
+#: can spend it all thinking) or the provider's content filter withheld the text.
+EMPTY_FINISH_REASONS = ("length", "content_filter")
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """``name`` of a JSON object (the direct transport) or of litellm's response objects; None when absent."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    if not _is_object(obj):
+        return None
+    return getattr(obj, name, None)
+
+
+def _is_object(value: Any) -> bool:
+    return value is not None and not isinstance(value, (str, bytes, int, float, bool, list, tuple))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a well-formed chat completion says: its text and tool calls, or (``empty_because``) why it is the
+    model's answer with neither."""
+
+    text: str | None
+    tool_calls: list[dict[str, Any]]
+    finish_reason: Any
+    empty_because: str | None = None
+
+
+def read_answer(response: Any) -> Answer:
+    """The first choice of a chat completion: a parsed JSON object or litellm's response object.
+
+    A well-formed answer has string ``content`` (``""`` too: the model's empty text, a parse failure downstream)
+    or at least one tool call. A message with null content and no tool call is the model's empty answer only when
+    it says why: a ``refusal``, a ``finish_reason`` of ``length`` or ``content_filter``, or reasoning text without
+    a final answer (scored as an unparsable answer). Anything else raises :class:`MalformedResponse`: no choices, a
+    choice or message that is not an object, content of another type (a number, an object), tool calls that are
+    no calls, or no content and nothing to explain it (litellm reads a missing ``content`` as null, so a
+    missing and a null content read the same on both transports).
+    """
+    choices = field_of(response, "choices")
+    if not isinstance(choices, (list, tuple)) or not choices:
+        raise MalformedResponse(f"no choices (choices={short_repr(choices)})")
+    choice = choices[0]
+    message = field_of(choice, "message")
+    if not _is_object(choice) or not _is_object(message):
+        raise MalformedResponse(f"choices[0] has no message object ({short_repr(choice)})")
+    finish_reason = field_of(choice, "finish_reason")
+    content = field_of(message, "content")
+    if content is not None and not isinstance(content, str):
+        raise MalformedResponse(f"message content is {type(content).__name__} {short_repr(content)}, not text")
+    calls = tool_calls_of(message)
+    raw_calls = field_of(message, "tool_calls")
+    if not calls and raw_calls is not None and not (isinstance(raw_calls, (list, tuple)) and not raw_calls):
+        raise MalformedResponse(f"tool_calls holds no call ({short_repr(raw_calls)})")
+    if content is not None or calls:
+        return Answer(content, calls, finish_reason)
+    reason = _why_empty(message, finish_reason)
+    if reason is None:
+        raise MalformedResponse(f"no message content and nothing to explain it (finish_reason="
+                                f"{short_repr(finish_reason)})")
+    return Answer(None, [], finish_reason, reason)
+
+
+def _why_empty(message: Any, finish_reason: Any) -> str | None:
+    """Why a message without content or tool calls is still the model's answer, or None when nothing says so."""
+    refusal = field_of(message, "refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return f"the model refused: {short_repr(clean_text(refusal), 120)}"
+    if isinstance(finish_reason, str) and finish_reason in EMPTY_FINISH_REASONS:
+        return f"no message content (finish_reason={finish_reason!r})"
+    reasoning = field_of(message, "reasoning_content") or field_of(message, "reasoning")
+    if isinstance(reasoning, str) and reasoning.strip():
+        return f"reasoning without a final answer (finish_reason={short_repr(finish_reason)})"
+    return None
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception)): ?(.*)$")
+#: litellm's wording (1.108: convert_dict_to_response.py) for a 200 JSON object that is no chat completion. Bodies
+#: that are no JSON object (an HTML page, a list) keep litellm's InternalServerError: its message does not tell them
+#: apart. Both are failed calls, retried.
+_LITELLM_MALFORMED = ("invalid response object", "that is not a list")
+
+
+def litellm_malformed(exc: BaseException) -> MalformedResponse | None:
+    """litellm's InternalServerError for a 200 body that is no chat completion, as :class:`MalformedResponse`
+    (the direct transport's name), without the answer's text (litellm's message embeds the whole body)."""
+    message = str(exc)
+    lowered = message.lower()
+    if not any(marker in lowered for marker in _LITELLM_MALFORMED):
+        return None
+    if "invalid response object" in lowered:  # a traceback, then received_args=<the answer>
+        head = message.split("received_args=", 1)[0]
+        lines = [m for m in (_EXCEPTION_LINE.match(line.strip()) for line in head.splitlines()) if m]
+        what = f"{lines[-1].group(1)}: {lines[-1].group(2)}".strip() if lines else "Invalid response object"
+    else:
+        what = message.rsplit("Exception - ", 1)[-1].split("Received:", 1)[0].split("Raw keys:", 1)[0].strip()
+    what = " ".join(what.split())
+    return MalformedResponse("litellm cannot read the answer as a chat completion ("
+                             + (what if len(what) <= 120 else what[:117] + "...") + ")")
+
+
 def clean_text(text: str) -> str:
     """``text`` storable as UTF-8: a lone surrogate (JSON ``"\\ud800"`` decodes to one) becomes U+FFFD instead
     of failing the cache write, the details file and every later reader."""
@@ -260,7 +397,9 @@ def http_status_error(status: int, message: str, headers: Any) -> HttpStatusErro
 
 
 class MalformedResponse(Exception):
-    """A 200 answer whose JSON does not have the shape of a chat completion."""
+    """A 200 answer that is not a chat completion (:func:`read_answer`): no choice, no message, content of the
+    wrong type or missing without a reason. The server's fault, not the model's answer: retried (on another
+    replica when there is one) like a 5xx, and never scored."""
 
 
 class Timeout(TransportError):
@@ -299,6 +438,16 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     return None
 
 
+#: How a failed attempt is treated (:meth:`RetryPolicy.failure_class`):
+#: ``transient``: the server may answer next time (5xx, 408/409/429, timeouts, dropped connections, a malformed
+#: answer): retried with backoff, or at once on another replica;
+#: ``server``: this server's answer that asking it again would not change (a body over the size cap, a
+#: redirect): retried on a replica not yet asked for this request, never on the same server;
+#: ``request``: an answer blaming the request (400, 404, 422, ...): asked once of another replica before it
+#: is taken as the request's fault (one replica may serve another model, a shorter context, an old version).
+TRANSIENT, SERVER_FAULT, REQUEST_FAULT = "transient", "server", "request"
+
+
 class RetryPolicy:
     """Classifies litellm exceptions and computes waits: exponential backoff with full jitter."""
 
@@ -309,10 +458,20 @@ class RetryPolicy:
 
     @staticmethod
     def is_fatal(exc: BaseException, litellm: Any) -> bool:
+        """Bad or missing credentials, forbidden, quota spent: every later call would fail the same way."""
         if isinstance(exc, HttpStatusError) and exc.status in (401, 403):
             return True
         return isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or \
-            RetryPolicy.is_quota(exc, litellm)
+            RetryPolicy.is_quota(exc, litellm) or RetryPolicy.is_auth_message(exc)
+
+    @staticmethod
+    def is_auth_message(exc: BaseException) -> bool:
+        """An error whose text says the credentials are missing or invalid, whatever its status (litellm reports a
+        missing OpenAI key as InternalServerError "Missing credentials")."""
+        if isinstance(exc, (MalformedResponse, TransportError)):  # a server's junk, not its verdict on the key
+            return False
+        message = str(exc).lower()
+        return any(marker in message for marker in _AUTH_MARKERS)
 
     @staticmethod
     def is_rate_limit(exc: BaseException, litellm: Any) -> bool:
@@ -327,10 +486,18 @@ class RetryPolicy:
         return any(marker in message for marker in _QUOTA_MARKERS)
 
     @staticmethod
+    def failure_class(exc: BaseException, litellm: Any) -> str:
+        """:data:`TRANSIENT`, :data:`SERVER_FAULT` or :data:`REQUEST_FAULT` (fatal errors are checked first)."""
+        if too_large_in(exc) is not None or redirected_in(exc) is not None:
+            return SERVER_FAULT
+        return TRANSIENT if RetryPolicy.is_retryable(exc, litellm) else REQUEST_FAULT
+
+    @staticmethod
     def is_retryable(exc: BaseException, litellm: Any) -> bool:
-        if too_large_in(exc) is not None:  # the same request gets the same body: asking again only costs
+        """Whether the same server may answer if asked again (:data:`TRANSIENT`)."""
+        if too_large_in(exc) is not None or redirected_in(exc) is not None:  # the same server sends the same
             return False
-        if isinstance(exc, TransportError):
+        if isinstance(exc, (TransportError, MalformedResponse)):
             return True
         if isinstance(exc, HttpStatusError):
             return exc.status in (408, 409, 429) or exc.status >= 500
@@ -380,7 +547,8 @@ class RemoteBackend:
 
     Replicas (``base_url=URL1|URL2``): each attempt takes a slot on one replica (:mod:`sciprobe.llm.replicas`:
     least busy in service, per-replica slots and pacer, cool-down of failing ones) and is sent to its URL; a
-    retry goes to another replica when one is in service. Everything above applies per replica.
+    retry goes to another replica when one is in service (how each failure is retried: :data:`TRANSIENT`,
+    :data:`SERVER_FAULT`, :data:`REQUEST_FAULT`). Everything above applies per replica.
     """
 
     ADMISSION_FACTOR = 2
@@ -395,11 +563,15 @@ class RemoteBackend:
         self._litellm = import_litellm()
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
+        self._key_checked = False  # check_credentials, before the first request (not here: a client may never call)
         self.http_bound = self.provider in self.SHARED_SESSION_PROVIDERS
         #: the servers of this model (one entry without a base_url: the provider's own endpoint)
         self.replicas = ReplicaPool.for_spec(spec.name, spec.base_urls or (None,), spec.rpm, spec.tpm)
         self.pricer = Pricer(spec.name)
         self.sleep = asyncio.sleep  # the retry backoff's wait (tests record it instead of waiting)
+        self.stream: Any = None  # where the first failure of each kind is announced (None: sys.stderr)
+        self._announced: set[str] = set()
+        self._announce_lock = threading.Lock()
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     def _check_provider(self) -> str:
@@ -463,6 +635,9 @@ class RemoteBackend:
                 await state.session.close()  # before asyncio.run closes the loop: no "unclosed session"
 
     async def run(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None = None) -> None:
+        if not self._key_checked and jobs:
+            check_credentials(self.spec)  # a missing key: one user error before the first request, not retries
+            self._key_checked = True
         aborted = asyncio.Event()
         state = self._enter_loop()
 
@@ -487,18 +662,20 @@ class RemoteBackend:
 
     async def acomplete(self, job: Job, state: _LoopState, aborted: asyncio.Event | None = None,
                         admit: AdmitFn | None = None) -> Completion:
-        litellm = self._litellm
         pool = self.replicas
         started = time.perf_counter()
         tokens = estimate_tokens(job.request.messages, job.request.params) if pool.paces_tokens else 0
         attempt = 0
         replica: Replica | None = None  # where the last attempt went: a retry prefers another one
+        tried: set[Replica] = set()
+        # the replica whose answer blamed the request, while another one is asked (REQUEST_FAULT)
+        doubted: tuple[Replica, BaseException] | None = None
         while True:
             attempt += 1
             failed_on = replica
             replica = None
             try:
-                replica = await state.admission.acquire(avoid=failed_on)
+                replica = await state.admission.acquire(avoid=doubted[0] if doubted else failed_on)
                 try:
                     # Paced inside the slot so that starts stay evenly spaced (a wait outside would let
                     # queued calls burst in together when slots free up).
@@ -519,46 +696,102 @@ class RemoteBackend:
                         raise Timeout(f"request timed out after {self.spec.timeout:g} s") from None
                 finally:
                     state.admission.release(replica)
+                completion = self._success(job, response, attempt, started)
             except Exception as exc:
-                if self.policy.is_quota(exc, litellm):
-                    raise QuotaExhausted(
-                        f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
-                    ) from exc
-                if self.policy.is_fatal(exc, litellm):
-                    raise FatalBackendError(
-                        f"authentication failed for {self.spec.name} ({error_text(exc)}); "
-                        "check the spec's api_key / api_key_env"
-                    ) from exc
-                retryable = self.policy.is_retryable(exc, litellm)
-                rate_limited = retryable and self.policy.is_rate_limit(exc, litellm)
-                delay = self.policy.delay(attempt, exc) if retryable else 0.0
-                will_retry = attempt <= self.policy.max_retries and retryable
+                self._raise_if_fatal(exc)
+                kind = self.policy.failure_class(exc, self._litellm)
                 if replica is not None:
-                    if rate_limited:
-                        if will_retry:
-                            replica.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
-                        pool.rate_limited(replica, delay)  # and its calls go to the other replicas meanwhile
-                    elif retryable:
-                        pool.failed(replica, exc)
-                    else:  # the request's fault (400, an answer too large): the server is alive
-                        pool.alive(replica)
+                    tried.add(replica)
+                will_retry = attempt <= self.policy.max_retries and self._may_retry(kind, replica, tried, doubted)
+                delay = self.policy.delay(attempt, exc) if kind == TRANSIENT else 0.0
+                self._note_failure(kind, exc, replica, will_retry, delay)
+                self._announce(exc, kind, will_retry)
                 if will_retry:
-                    if replica is None or not pool.has_other_in_service(replica):
+                    if kind == REQUEST_FAULT and doubted is None and replica is not None:
+                        doubted = (replica, exc)
+                    if kind == TRANSIENT and (replica is None or not pool.has_other_in_service(replica)):
                         await self.sleep(delay)
                     continue
+                if kind == REQUEST_FAULT and doubted is not None:
+                    pool.alive(doubted[0])  # two answers blame the request: neither server is at fault
                 return self._failure(job, exc, attempt, started)
-            try:
-                completion = self._success(job, response, attempt, started)
-            except Exception as exc:  # noqa: BLE001 - a body of an unexpected shape: recorded, never a crash
-                pool.failed(replica, exc)
-                return self._failure(job, MalformedResponse(error_text(exc)), attempt, started)
             pool.answered(replica)
+            if doubted is not None and doubted[0] is not replica:
+                pool.failed(doubted[0], doubted[1])  # another server answered what it refused: its fault
             replica.pacer.on_success()
             replica.pacer.settle(tokens, completion.prompt_tokens + completion.completion_tokens)
             return completion
 
+    def _raise_if_fatal(self, exc: BaseException) -> None:
+        """Exhausted quota and bad credentials end the batch: every later call would fail the same way."""
+        if self.policy.is_quota(exc, self._litellm):
+            raise QuotaExhausted(
+                f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
+            ) from exc
+        if self.policy.is_fatal(exc, self._litellm):
+            raise FatalBackendError(
+                f"authentication failed for {self.spec.name} ({error_text(exc)}); "
+                "check the spec's api_key / api_key_env"
+            ) from exc
+
+    def _may_retry(self, kind: str, replica: Replica | None, tried: set[Replica],
+                   doubted: tuple[Replica, BaseException] | None) -> bool:
+        """Whether a failure of ``kind`` is worth another attempt (the attempt budget aside)."""
+        if kind == TRANSIENT:
+            return True
+        if kind == SERVER_FAULT:  # only a server not asked yet can give another answer
+            return any(r not in tried for r in self.replicas.replicas)
+        # REQUEST_FAULT: a second opinion from another replica, once
+        return doubted is None and replica is not None and len(self.replicas.replicas) > 1
+
+    def _note_failure(self, kind: str, exc: BaseException, replica: Replica | None, will_retry: bool,
+                      delay: float) -> None:
+        """What a failed attempt says about its replica's health (sciprobe.llm.replicas)."""
+        if replica is None:
+            return
+        pool = self.replicas
+        if kind == TRANSIENT and self.policy.is_rate_limit(exc, self._litellm):
+            if will_retry:
+                replica.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
+            pool.rate_limited(replica, delay)  # and its calls go to the other replicas meanwhile
+        elif kind in (TRANSIENT, SERVER_FAULT):
+            pool.failed(replica, exc)
+        elif not will_retry:  # the request's fault: the server is alive
+            pool.alive(replica)
+        # else: blamed the request while another replica is asked; judged by that one's answer
+
+    def _announce(self, exc: BaseException, kind: str, will_retry: bool) -> None:
+        """One stderr line the first time a kind of failure happens in this backend, with what happens next: a
+        run whose calls keep failing says so at once instead of retrying in silence."""
+        text = error_text(too_large_in(exc) or redirected_in(exc) or exc)
+        name = text.split(":", 1)[0]
+        with self._announce_lock:
+            if name in self._announced:
+                return
+            self._announced.add(name)
+        if not will_retry:
+            plan = {TRANSIENT: f"not retried (max_retries={self.policy.max_retries})",
+                    SERVER_FAULT: "not retried: the same server would send the same answer",
+                    REQUEST_FAULT: "not retried: the request's fault"}[kind]
+        elif kind == TRANSIENT:
+            plan = (f"retrying each call up to {self.policy.max_retries} times, backoff up to "
+                    f"{self.policy.max_s:g} s" + (", on another replica first" if self.replicas.tracked else ""))
+        else:
+            plan = "asking another replica"
+        print(f"warning: {self.spec.name}: a call failed ({text[:200]}); {plan}. Later failures of this kind are "
+              "counted in the results, not shown.", file=self.stream or sys.stderr, flush=True)
+
     async def _send(self, job: Job, state: _LoopState, replica: Replica) -> Any:
         extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
+        try:
+            return await self._acompletion(job, replica, extra)
+        except self._litellm.InternalServerError as exc:
+            malformed = litellm_malformed(exc)  # a 200 body that is no chat completion: named as on http
+            if malformed is not None:
+                raise malformed from exc
+            raise
+
+    async def _acompletion(self, job: Job, replica: Replica, extra: dict[str, Any]) -> Any:
         return await self._litellm.acompletion(
             model=self.spec.name,
             messages=[dict(m) for m in job.request.messages],
@@ -577,7 +810,7 @@ class RemoteBackend:
     def _failure(self, job: Job, exc: BaseException, attempts: int, started: float) -> Completion:
         return Completion(
             text=None,
-            error=error_text(too_large_in(exc) or exc),
+            error=error_text(too_large_in(exc) or redirected_in(exc) or exc),
             attempts=attempts,
             latency_s=time.perf_counter() - started,
             request_hash=job.key,
@@ -585,26 +818,22 @@ class RemoteBackend:
         )
 
     def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
-        latency = time.perf_counter() - started
-        choices = getattr(response, "choices", None)
-        choice = choices[0] if choices else None
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None)
-        return self._completion(job, text if isinstance(text, str) else None, tool_calls_of(message),
-                                getattr(choice, "finish_reason", None), getattr(response, "usage", None),
-                                attempts, latency)
-
-    def _completion(self, job: Job, text: str | None, tool_calls: list[dict[str, Any]], finish_reason: Any,
-                    usage: Any, attempts: int, latency: float) -> Completion:
-        """The one place both transports turn an answer into a Completion: usage read defensively
+        """The one place both transports turn an answer into a Completion (:func:`read_answer`: a body that is
+        no chat completion raises :class:`MalformedResponse`): usage read defensively
         (:func:`~sciprobe.llm.usage.read_usage`), priced from token counts, text made storable."""
-        if text is None and not tool_calls:
-            return Completion(text=None, error=f"EmptyResponse: no message content (finish_reason="
-                                               f"{short_repr(finish_reason)})", empty=True,
+        latency = time.perf_counter() - started
+        try:
+            answer = read_answer(response)
+        except MalformedResponse:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an object that breaks on reading is no answer either
+            raise MalformedResponse(error_text(exc)) from exc
+        if answer.empty_because is not None:
+            return Completion(text=None, error=f"EmptyResponse: {answer.empty_because}", empty=True,
                               attempts=attempts, latency_s=latency, request_hash=job.key, model=self.spec.name)
-        report = read_usage(usage)
+        report = read_usage(field_of(response, "usage"))
         return Completion(
-            text=clean_text(text) if text is not None else None,
+            text=clean_text(answer.text) if answer.text is not None else None,
             prompt_tokens=report.prompt_tokens,
             completion_tokens=report.completion_tokens,
             cost_usd=self.pricer.cost(report),
@@ -612,6 +841,6 @@ class RemoteBackend:
             attempts=attempts,
             request_hash=job.key,
             model=self.spec.name,
-            tool_calls=tool_calls or None,
+            tool_calls=answer.tool_calls or None,
             usage_problem=report.problem,
         )

@@ -8,8 +8,9 @@ caps one process at a few hundred calls/s and makes a busy machine miss the netw
 posts the JSON itself over one aiohttp session and parses the reply as a plain dict (~0.3 ms a call,
 bench/judge_throughput.py, bench/item_cpu.py). Everything else is
 :class:`~sciprobe.llm.backends.RemoteBackend`'s: the concurrency bound, pacing, the run's budget, retries
-with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap, and
-the replicas of ``base_url=URL1|URL2`` (:mod:`sciprobe.llm.replicas`).
+with Retry-After, fail-fast on 401/403 and exhausted quota, pricing from token counts, the response cap, the
+reading of an answer (:func:`~sciprobe.llm.backends.read_answer`), and the replicas of ``base_url=URL1|URL2``
+(:mod:`sciprobe.llm.replicas`). Redirects are never followed (:class:`~sciprobe.llm.response_cap.Redirected`).
 
 It sends exactly the request params it is given (no per-provider renaming as litellm does), so it is for
 servers that take OpenAI's parameters as they are; reasoning models stay on litellm under ``auto``.
@@ -19,16 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.llm.backends import (APIConnectionError, Job, RemoteBackend, Timeout, _LoopState, http_status_error,
-                                   tool_calls_of)
+from sciprobe.llm.backends import (APIConnectionError, Job, MalformedResponse, RemoteBackend, Timeout, _LoopState,
+                                   http_status_error)
 from sciprobe.llm.replicas import Replica
-from sciprobe.llm.response_cap import read_capped
+from sciprobe.llm.response_cap import read_capped, refuse_redirect
 from sciprobe.llm.spec import ModelSpec
-from sciprobe.llm.types import Completion
 from sciprobe.llm.usage import bounded_int
 
 
@@ -56,8 +55,11 @@ class HttpBackend(RemoteBackend):
 
         body = {"model": self.wire_model, "messages": [dict(m) for m in job.request.messages], **job.request.params}
         try:
+            # allow_redirects=False: an answer comes from the replica it was sent to, or the call failed there
             async with state.session.post(self.endpoints[replica.url], data=json.dumps(body), headers=self._headers,
-                                          timeout=aiohttp.ClientTimeout(total=self.spec.timeout)) as response:
+                                          timeout=aiohttp.ClientTimeout(total=self.spec.timeout),
+                                          allow_redirects=False) as response:
+                refuse_redirect(response.status, response.headers)
                 raw = await read_capped(response, self.spec.max_response_bytes)
                 if response.status != 200:
                     raise http_status_error(response.status, _error_message(raw), response.headers.copy())
@@ -70,18 +72,8 @@ class HttpBackend(RemoteBackend):
         except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             raise APIConnectionError(f"non-JSON body ({len(raw)} bytes): {raw[:80]!r}") from None
         if not isinstance(payload, dict):
-            raise APIConnectionError(f"unexpected JSON body: {type(payload).__name__}")
+            raise MalformedResponse(f"the body is JSON {type(payload).__name__}, not a chat completion")
         return payload
-
-    def _success(self, job: Job, response: Any, attempts: int, started: float) -> Completion:
-        latency = time.perf_counter() - started
-        choices = response.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-        message = choice.get("message")
-        message = message if isinstance(message, dict) else {}
-        text = message.get("content")
-        return self._completion(job, text if isinstance(text, str) else None, tool_calls_of(message),
-                                choice.get("finish_reason"), response.get("usage"), attempts, latency)
 
 
 def _error_message(raw: bytes) -> str:

@@ -7,6 +7,12 @@ later loads take ~1.5 s. That directory is also a valid ``lighteval accelerate "
 (weights + tokenizer + chat template).
 
 Everything heavy (torch, transformers) is imported inside functions: importing this module is free.
+
+Generation can be stopped between two tokens (:class:`GenerationCancelled`): when the batch's coroutine is
+cancelled (Ctrl-C in :func:`sciprobe.llm.loop.run`, a cancelled notebook cell) and when the interpreter shuts
+down, so an interrupted run ends within a token instead of waiting minutes for a batch nobody will read. The
+batches answered before are cached; the cut one is thrown away, never cached or scored. (The one-time
+conversion of the GGUF file, ~40 s, is not interruptible.)
 """
 
 from __future__ import annotations
@@ -37,6 +43,10 @@ from sciprobe.llm.usage import token_count
 DEFAULT_MAX_TOKENS = 256
 TORCH_THREADS = 2
 _MARKER = "sciprobe-model.json"  # written last: its presence means the directory is complete
+
+
+class GenerationCancelled(Exception):
+    """The batch was cancelled while it was generating: its texts are cut short, so none of it is returned."""
 
 
 @dataclass(frozen=True)
@@ -183,9 +193,12 @@ class LocalModel:
         self.model.eval()
         self._lock = threading.Lock()
 
-    def generate(self, requests: Sequence[Request], keys: Sequence[str]) -> list[Completion]:
+    def generate(self, requests: Sequence[Request], keys: Sequence[str],
+                 cancel: threading.Event | None = None) -> list[Completion]:
         """Greedy requests with equal params share one padded batch; sampled ones run one by one, each
-        seeded from its cache key, so a replay gives the same text whatever batch it lands in."""
+        seeded from its cache key, so a replay gives the same text whatever batch it lands in. Setting
+        ``cancel`` stops the generation at its next token with :class:`GenerationCancelled`."""
+        cancel = cancel if cancel is not None else threading.Event()
         results: dict[int, Completion] = {}
         groups: dict[str, list[int]] = {}
         for i, request in enumerate(requests):
@@ -193,11 +206,13 @@ class LocalModel:
                 groups[f"sample:{i}"] = [i]
             else:
                 groups.setdefault(json.dumps(request.params, sort_keys=True, default=str), []).append(i)
-        with self._lock:
+        with self._lock, _running(cancel):
             for indices in groups.values():
                 started = time.perf_counter()
                 try:
-                    outs = self._generate([requests[i] for i in indices], keys[indices[0]])
+                    outs = self._generate([requests[i] for i in indices], keys[indices[0]], cancel)
+                except GenerationCancelled:
+                    raise
                 except Exception as exc:  # noqa: BLE001 - one bad group must not sink the batch
                     outs = [Completion(text=None, error=error_text(exc)) for _ in indices]
                 elapsed = time.perf_counter() - started
@@ -206,7 +221,7 @@ class LocalModel:
                     results[i] = out
         return [results[i] for i in range(len(requests))]
 
-    def _generate(self, requests: Sequence[Request], seed_key: str) -> list[Completion]:
+    def _generate(self, requests: Sequence[Request], seed_key: str, cancel: threading.Event) -> list[Completion]:
         import torch
 
         params = requests[0].params
@@ -218,9 +233,12 @@ class LocalModel:
             for r in requests
         ]
         batch = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        if cancel.is_set():
+            raise GenerationCancelled("cancelled before generating")
         gen_kwargs: dict[str, Any] = {
             "max_new_tokens": int(params.get("max_tokens") or DEFAULT_MAX_TOKENS),
             "pad_token_id": self.tokenizer.pad_token_id,
+            "stopping_criteria": _stop_when_set(cancel),
         }
         if _is_sampling(params):
             seed = int(params["seed"]) if params.get("seed") is not None else seed_from_key(seed_key)
@@ -232,6 +250,8 @@ class LocalModel:
             gen_kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
             output = self.model.generate(**batch, **gen_kwargs)
+        if cancel.is_set():  # stopped between two tokens: the texts are cut short
+            raise GenerationCancelled("cancelled while generating")
         new_tokens = output[:, batch["input_ids"].shape[1]:]
         eos = self.tokenizer.eos_token_id
         completions = []
@@ -246,6 +266,47 @@ class LocalModel:
                            completion_tokens=token_count(n) or 0, cost_usd=0.0)
             )
         return completions
+
+
+def _stop_when_set(cancel: threading.Event) -> Any:
+    """A transformers stopping criterion that ends every sequence of the batch once ``cancel`` is set (generate
+    asks it after each token); while it is not set it changes nothing, so the texts are those of a plain run."""
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class StopWhenCancelled(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            import torch
+
+            return torch.full((input_ids.shape[0],), cancel.is_set(), dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([StopWhenCancelled()])
+
+
+#: The cancel events of the batches generating now, set when the interpreter shuts down (:func:`_executor`).
+_RUNNING: set[threading.Event] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+class _running:
+    """Registers ``cancel`` in :data:`_RUNNING` while a batch generates."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+
+    def __enter__(self) -> None:
+        with _RUNNING_LOCK:
+            _RUNNING.add(self.cancel)
+
+    def __exit__(self, *exc: object) -> None:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self.cancel)
+
+
+def cancel_running() -> None:
+    """Stop every batch generating in this process at its next token."""
+    with _RUNNING_LOCK:
+        for cancel in _RUNNING:
+            cancel.set()
 
 
 def _cut_at_stop(text: str, stop: str | Sequence[str] | None) -> str:
@@ -278,11 +339,22 @@ _EXECUTOR: ThreadPoolExecutor | None = None
 
 
 def _executor() -> ThreadPoolExecutor:
-    """One worker thread: generation is CPU-bound and the model is shared, so more threads only contend."""
+    """One worker thread: generation is CPU-bound and the model is shared, so more threads only contend.
+
+    At shutdown the interpreter joins this (non-daemon) thread before the ``atexit`` functions run; a threading
+    shutdown hook (the one concurrent.futures itself uses, run before the joins and in reverse order of
+    registration, hence before concurrent.futures' own) stops the batch being generated first, so an interrupted
+    run (Ctrl-C: the CLI returns 130) exits within a token."""
     global _EXECUTOR
     with _MODELS_LOCK:
         if _EXECUTOR is None:
             _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sciprobe-local")
+            register = getattr(threading, "_register_atexit", None)
+            if register is not None:
+                try:
+                    register(cancel_running)
+                except RuntimeError:  # the interpreter is shutting down already
+                    pass
         return _EXECUTOR
 
 
@@ -305,21 +377,26 @@ class LocalBackend:
             return
         loop = asyncio.get_running_loop()
         model = await loop.run_in_executor(_executor(), get_local_model, self.name)
-        for start in range(0, len(jobs), self.batch_size):
-            chunk = []
-            for job in jobs[start:start + self.batch_size]:
-                refusal = admit() if admit is not None else None
-                if refusal is None:
-                    chunk.append(job)
-                else:
-                    on_result(job, skipped_completion(refusal, job.key, self.spec.name))
-            if not chunk:
-                continue
-            outs = await loop.run_in_executor(
-                _executor(), model.generate, [j.request for j in chunk], [j.key for j in chunk]
-            )
-            for job, out in zip(chunk, outs):
-                on_result(job, out)
+        cancel = threading.Event()
+        try:
+            for start in range(0, len(jobs), self.batch_size):
+                chunk = []
+                for job in jobs[start:start + self.batch_size]:
+                    refusal = admit() if admit is not None else None
+                    if refusal is None:
+                        chunk.append(job)
+                    else:
+                        on_result(job, skipped_completion(refusal, job.key, self.spec.name))
+                if not chunk:
+                    continue
+                outs = await loop.run_in_executor(
+                    _executor(), model.generate, [j.request for j in chunk], [j.key for j in chunk], cancel
+                )
+                for job, out in zip(chunk, outs):
+                    on_result(job, out)  # cached now: an interrupted run keeps every finished batch
+        except asyncio.CancelledError:
+            cancel.set()  # the worker thread stops at its next token instead of finishing the batch
+            raise
 
     async def _run_on_executor(self, jobs: Sequence[Job], on_result: ResultCallback, admit: AdmitFn | None) -> None:
         """The same batches as a local run (so the same padding, hence the same texts), each generated by

@@ -7,7 +7,9 @@ request goes to, and which replicas are out of service for a while. Both transpo
   failed it, and skips the backoff wait (a failure of one server says nothing about the others).
 - Slots and pacing: ``concurrency`` slots and an rpm/tpm pacer (:mod:`~sciprobe.llm.pacing`) per replica.
 - Cool-down: a replica is taken out after ``COOLDOWN_AFTER_FAILURES`` failed attempts in a row (5xx,
-  timeouts, broken bodies), at once when it cannot be connected to, and for the pause it asked for on a 429.
+  timeouts, broken or malformed bodies, bodies over the size cap, redirects, a 400 that another replica answered
+  instead: :data:`~sciprobe.llm.backends.SERVER_FAULT` and the rest of the retry classes there), at once when it
+  cannot be connected to, and for the pause it asked for on a 429.
   It stays out ``COOLDOWN_S``, doubled for each cool-down without a success in between (up to
   ``MAX_COOLDOWN_S``); then it gets one request at a time until one succeeds. When every replica is out, all
   are tried again (the retry policy then decides, as for a single server). A spec with one URL has no

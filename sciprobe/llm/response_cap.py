@@ -11,6 +11,10 @@ asking again gets the same body) and nothing beyond the cap was ever held in mem
   therefore counts the *decoded* size of what streams through (decoding a shadow copy into a small buffer
   that is thrown away) and stops the stream before httpx is handed more than the cap. Other litellm
   providers use litellm's own HTTP clients, which sciprobe cannot bound.
+
+The same session refuses redirects (:class:`Redirected`): an answer must come from the server the spec names
+and is credited to it (``base_url=URL1|URL2`` counts what each replica answered), so a 3xx is a failed call of
+that server, never followed. The direct transport posts with ``allow_redirects=False`` and checks the same.
 """
 
 from __future__ import annotations
@@ -30,6 +34,21 @@ class ResponseTooLarge(Exception):
     def __init__(self, limit: int, seen: int | None = None, declared: bool = False) -> None:
         what = f"declares {seen:,} bytes, over" if declared else "exceeds"
         super().__init__(f"response body {what} the cap of {limit:,} bytes (decoded; spec key max_response_mb)")
+
+
+class Redirected(Exception):
+    """A server answered with a redirect (3xx): not followed, the call failed on that server."""
+
+    def __init__(self, status: int, location: Any) -> None:
+        target = " ".join(str(location).split())[:120] if location else "nowhere"
+        super().__init__(f"HTTP {status} redirect to {target!r} not followed (answers come only from the servers "
+                         "of the model spec)")
+
+
+def refuse_redirect(status: int, headers: Any) -> None:
+    """Raise :class:`Redirected` for a 3xx answer."""
+    if 300 <= status < 400:
+        raise Redirected(status, headers.get("Location") if headers is not None else None)
 
 
 def declared_length(headers: Any) -> int | None:
@@ -197,8 +216,9 @@ _CLASSES: dict[int, type] = {}
 
 def capped_response_class(limit: int) -> type:
     """An ``aiohttp.ClientResponse`` subclass (the ``response_class`` of a session) whose body reads stop at
-    ``limit`` decoded bytes. For sessions that hand raw bodies to httpx (``auto_decompress=False``, as litellm's
-    transport asks): with aiohttp decoding, use :func:`read_capped` instead."""
+    ``limit`` decoded bytes and that refuses redirects (:class:`Redirected`, before httpx could follow one). For
+    sessions that hand raw bodies to httpx (``auto_decompress=False``, as litellm's transport asks): with aiohttp
+    decoding, use :func:`read_capped` instead."""
     cls = _CLASSES.get(limit)
     if cls is None:
         import aiohttp
@@ -206,6 +226,7 @@ def capped_response_class(limit: int) -> type:
         class CappedClientResponse(aiohttp.ClientResponse):
             async def start(self, connection: Any) -> Any:
                 response = await super().start(connection)
+                refuse_redirect(self.status, self.headers)
                 encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
                 self.content = _CappedContent(self.content, _DecodedSize(encoding, limit),
                                               declared_length(self.headers))
@@ -217,10 +238,21 @@ def capped_response_class(limit: int) -> type:
 
 def too_large_in(exc: BaseException) -> ResponseTooLarge | None:
     """The :class:`ResponseTooLarge` behind ``exc`` (litellm and the OpenAI SDK wrap it), if any."""
+    found = _in_chain(exc, ResponseTooLarge)
+    return found if isinstance(found, ResponseTooLarge) else None
+
+
+def redirected_in(exc: BaseException) -> Redirected | None:
+    """The :class:`Redirected` behind ``exc`` (litellm and the OpenAI SDK wrap it), if any."""
+    found = _in_chain(exc, Redirected)
+    return found if isinstance(found, Redirected) else None
+
+
+def _in_chain(exc: BaseException, cls: type[BaseException]) -> BaseException | None:
     seen = 0
     current: BaseException | None = exc
     while current is not None and seen < 16:
-        if isinstance(current, ResponseTooLarge):
+        if isinstance(current, cls):
             return current
         current = current.__cause__ or current.__context__
         seen += 1

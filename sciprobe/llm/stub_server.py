@@ -54,9 +54,10 @@ StatusFn = Callable[[dict[str, Any], int], ScriptEntry | None]
 #: ``500`` / ``502`` / ``503`` server errors; ``timeout`` hold the request ``fault_hang_s`` then drop the
 #: connection without an answer; ``truncated`` 200 whose Content-Length promises more than is sent before the
 #: connection closes; ``non_json`` 200 with an HTML page; ``slow_stream`` a correct answer dripped out over
-#: ``fault_slow_s`` (as slow SSE chunks when the request streams).
+#: ``fault_slow_s`` (as slow SSE chunks when the request streams); ``no_content`` 200 with a chat completion whose
+#: message has no ``content`` (a broken replica: a failed call, not an empty answer).
 FAULT_KINDS: tuple[str, ...] = (
-    "429", "429_bare", "500", "502", "503", "timeout", "truncated", "non_json", "slow_stream",
+    "429", "429_bare", "500", "502", "503", "timeout", "truncated", "non_json", "slow_stream", "no_content",
 )
 
 _ERROR_TYPES = {
@@ -581,6 +582,15 @@ class StubServer:
             self._write(handler, mark, cut)
             handler.close_connection = True
             mark(delivered=False)
+            return
+        if kind == "no_content":
+            mark(outcome="no_content", status=200)
+            prompt_tokens = _count_tokens(_prompt_text(body))
+            broken = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": 0,
+                      "model": body.get("model", self.model),
+                      "choices": [{"index": 0, "message": {"role": "assistant"}, "finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 0, "total_tokens": prompt_tokens}}
+            self._write(handler, mark, lambda: handler._send_json(200, broken))
             return
         if kind == "non_json":
             mark(outcome="non_json", status=200)

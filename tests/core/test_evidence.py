@@ -111,10 +111,16 @@ def test_failed_calls_are_left_out_parse_failures_keep_their_modes_and_a_rerun_r
         assert list((tmp_path / "b").rglob("*.model-index.yaml"))
 
 
-def test_an_empty_reply_is_an_answer_the_parser_cannot_read_not_a_failed_call(tmp_path, capsys):
-    """A provider that answers with no content answered: the item is a parse failure in each mode's own way and the
-    run is complete (exit 0); only a call that got no answer makes it incomplete."""
-    with StubServer(reply=lambda body: {"role": "assistant", "content": None}) as stub:
+@pytest.mark.parametrize("message", [
+    {"role": "assistant", "content": None, "finish_reason": "length"},  # the token budget ran out before any text
+    {"role": "assistant", "content": None, "finish_reason": "content_filter"},
+    {"role": "assistant", "content": None, "refusal": "I cannot help with that."},
+], ids=["length", "content_filter", "refusal"])
+def test_an_empty_reply_is_an_answer_the_parser_cannot_read_not_a_failed_call(tmp_path, capsys, message):
+    """A model that answers with no content, and says why, answered: the item is a parse failure in each mode's own
+    way and the run is complete (exit 0); only a call that got no answer makes it incomplete (a message with no
+    content and no reason is a malformed answer: tests/llm/test_malformed_answers.py)."""
+    with StubServer(reply=lambda body: dict(message)) as stub:
         model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test,max_retries=0"
         assert main(["evaluate", "idrbench:ipi", "--model", model, "--limit", "2",
                      "--output-dir", str(tmp_path / "o")]) == 0

@@ -33,7 +33,7 @@ N_ITEMS = 16  # idrbench:ipi in the bundled sample
 MODEL = "openai/stub-model"
 #: exception names a failed item may record (litellm's mapping of what the stub does)
 FAILURE_NAMES = ("RateLimitError", "InternalServerError", "BadGatewayError", "ServiceUnavailableError", "Timeout",
-                 "APIConnectionError", "APIError")
+                 "APIConnectionError", "APIError", "MalformedResponse")
 
 
 def verdict_reply(body: dict) -> str:

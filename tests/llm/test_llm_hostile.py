@@ -89,6 +89,8 @@ def test_hostile_answer_is_an_answer_or_a_named_failure_never_a_crash(case, tran
     if outcome.startswith("failed:"):
         assert not out.ok and out.text is None
         assert out.error.startswith(outcome.split(":", 1)[1] + ":"), out.error
+        # only the model's own empty answer is an answer; a malformed body is a call that got none
+        assert out.empty == (outcome == "failed:EmptyResponse")
         assert "\n" not in out.error and len(out.error) <= 400
         assert out.attempts == case.get("attempts", 1)
         assert sent == 2 and not replay.cached  # never cached: the next run asks again

@@ -28,6 +28,7 @@ EXPECTED_ERROR = {
     "timeout": ("Timeout: ", "timed out"),
     "truncated": ("InternalServerError: ", "Connection error"),
     "non_json": ("InternalServerError: ", "invalid response from LLM endpoint"),
+    "no_content": ("MalformedResponse: ", "no message content and nothing to explain it"),
 }
 FAILING_KINDS = [k for k in FAULT_KINDS if k != "slow_stream"]
 assert set(EXPECTED_ERROR) == set(FAILING_KINDS)
