@@ -129,6 +129,8 @@ def _fmt(value: Any) -> str:
 
 
 def _score_table(runs: Sequence[RunTask]) -> str:
+    from sciprobe.evidence import coverage_text
+
     head = "<tr><th>run</th><th>mode</th><th>metric</th><th>score</th><th>95% CI</th><th>scored</th><th>failed</th>" \
            "<th>interval</th></tr>"
     rows = []
@@ -144,7 +146,8 @@ def _score_table(runs: Sequence[RunTask]) -> str:
             rows.append(f"<tr class=\"{'baseline' if run.baseline else ''}\"><td>{html.escape(run.label)}</td>"
                         f"<td>{html.escape(mode)}</td><td>{html.escape(run.headline)}</td>"
                         f"<td class=num>{_fmt(run.score(mode))}</td><td class=num>{interval}</td>"
-                        f"<td class=num>{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}</td>"
+                        # against the dataset: a --limit sample reads 120/1120 (limit) (sciprobe.evidence)
+                        f"<td class=num>{html.escape(coverage_text(cov, run.entry.get('provenance')))}</td>"
                         f"<td class=num>{cov.get('n_failed', '?')}</td><td class=note>{how}</td></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
 
