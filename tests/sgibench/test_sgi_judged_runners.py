@@ -331,6 +331,43 @@ def test_score_overall_reads_results_files(sgi_data: Path, tmp_path: Path, capsy
         "deep_research", "wet_experiment", "idea_generation", "dry_experiment", "experimental_reasoning"}
 
 
+def test_score_overall_refuses_to_merge_different_runs_and_names_each_source(sgi_data: Path, tmp_path: Path,
+                                                                            capsys) -> None:
+    """Issue 23.2: `score-overall --results results/results/*/results_*.json` merged the components of two models
+    into one SGI-Score without a word."""
+    paths = {}
+    with StubServer(reply=dr_reply) as stub:
+        for name, task in (("model-a", "deep_research"), ("model-b", "experimental_reasoning")):
+            model = f"openai/{name},base_url={stub.base_url},api_key=sk-test"
+            paths[name], _ = evaluate(EvaluationRequest(tasks=[f"sgibench:{task}"], model=model, data=str(sgi_data),
+                                                        output_dir=tmp_path / name))
+        model = f"openai/model-a,base_url={stub.base_url},api_key=sk-test"
+        paths["sample"], _ = evaluate(EvaluationRequest(tasks=["sgibench:experimental_reasoning"], model=model,
+                                                        data=str(sgi_data), output_dir=tmp_path / "sample", limit=1))
+    capsys.readouterr()
+    rest = ["idea_generation=10", "dry_experiment=20", "wet_experiment=30"]
+    argv = ["sgibench", "score-overall", "--results", str(paths["model-a"]), str(paths["model-b"]), *rest]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the components come from different runs" in err
+    assert f"deep_research openai/model-a ({paths['model-a']})" in err
+    assert f"experimental_reasoning openai/model-b ({paths['model-b']})" in err and "--allow-mixed" in err
+    assert main([*argv, "--allow-mixed"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sources"]["deep_research"]["model_id"] == "openai/model-a"
+    assert report["sources"]["experimental_reasoning"]["file"] == str(paths["model-b"])
+    assert report["sources"]["idea_generation"] == {"given": "10"}
+    assert report["mixed_sources"][0].startswith("model: deep_research openai/model-a")
+    # one model, but one component a --limit sample: not one run either
+    assert main(["sgibench", "score-overall", "--results", str(paths["model-a"]), str(paths["sample"]), *rest]) == 2
+    assert "item selection: deep_research all" in capsys.readouterr().err
+    # one run's components: merged, each named
+    assert main(["sgibench", "score-overall", "--results", str(paths["model-a"]), *rest,
+                 "experimental_reasoning=40"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sources"]["deep_research"]["coverage"] == "3/3" and "mixed_sources" not in report
+
+
 def test_a_text_only_judge_gets_placeholders_too(sgi_data: Path, tmp_path: Path, monkeypatch) -> None:
     from sciprobe.benchmarks.sgibench import judged_runners as sgi_judged
 
