@@ -419,8 +419,8 @@ def _exit_status(path: Path, results: Sequence) -> int:
         return EXIT_PARTIAL
     samples = _limit_samples(block)
     if samples:  # a --limit sample is not the benchmark: the run did what was asked, but gets no model card
-        print(f"LIMITED: {'; '.join(samples)}: a --limit sample, not the benchmark. No model-index written; never "
-              "exported or ranked (run without --limit for a benchmark result).", file=sys.stderr)
+        print(f"LIMITED: {'; '.join(samples)}: not the benchmark. No model-index written; never exported or ranked "
+              "(run without --limit for a benchmark result).", file=sys.stderr)
         return 0
     if results:  # a run whose every task was skipped has nothing to put in a model card
         from sciprobe.export import export_results
@@ -441,15 +441,19 @@ def _exit_status(path: Path, results: Sequence) -> int:
 
 
 def _limit_samples(block: dict) -> list[str]:
-    """``idrbench:ipi|0 120 of 1120 items`` for every task of a results file's ``sciprobe`` block that ran on a
-    ``--limit`` sample (sciprobe.evidence)."""
+    """``idrbench:ipi|0 120 of 1120 items (a seeded sample, stratified by gold label, seed 0)`` for every task of a
+    results file's ``sciprobe`` block that ran on a ``--limit`` sample (sciprobe.evidence, sciprobe.task_data)."""
     from sciprobe.evidence import LIMIT, subset_of
 
     out = []
     for key, task in (block.get("tasks") or {}).items():
-        subset = subset_of(task.get("provenance") if isinstance(task, dict) else None)
-        if subset is not None and subset["kind"] == LIMIT:
-            out.append(f"{key} {subset['n']} of {subset['of']} items")
+        provenance = task.get("provenance") if isinstance(task, dict) else None
+        subset = subset_of(provenance)
+        if subset is None or subset["kind"] != LIMIT:
+            continue
+        limit = provenance.get("limit") if isinstance(provenance.get("limit"), dict) else {}
+        how = f" (a seeded sample, {limit['strategy']}, seed {limit.get('seed')})" if limit.get("strategy") else ""
+        out.append(f"{key} {subset['n']} of {subset['of']} items{how}")
     return out
 
 

@@ -5,15 +5,14 @@ the dataset fingerprint results record. Every row carries ``id`` (copied from th
 ``--limit N`` never takes the first N rows: release files are ordered (the IDRBench IPI file starts with 120 gold
 "no" labels), so a prefix is a biased subset. It takes a seeded sample (:data:`LIMIT_SEED`), stratified by the gold
 label for classification tasks (those that declare ``prediction_labels``: each label keeps its share, largest
-remainders first) and uniform otherwise, kept in the data's order, and says so on stderr; results record it
-(``provenance["limit"] = {"n", "seed", "strategy"}``) and the subset (``provenance["subset"]``, see
-:mod:`sciprobe.evidence`)."""
+remainders first) and uniform otherwise, kept in the data's order. Results record it (``provenance["limit"] =
+{"n", "seed", "strategy"}``) and the subset (``provenance["subset"]``, see :mod:`sciprobe.evidence`); the CLI says
+so on stderr when the run ends (``LIMITED: ...``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import glob
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +114,7 @@ def uniform_sample(total: int, n: int, seed: int = LIMIT_SEED) -> list[int]:
     return sorted(int(i) for i in np.random.default_rng(seed).permutation(total)[:n])
 
 
-def _take_limit(task: TaskSpec, kept: Any, limit: int, where: str) -> tuple[Any, dict[str, Any]]:
+def _take_limit(task: TaskSpec, kept: Any, limit: int) -> tuple[Any, dict[str, Any]]:
     """The ``limit`` rows of ``kept`` a ``--limit`` run asks (see the module docstring) and its record."""
     if limit >= len(kept):
         return kept, {"n": limit, "seed": LIMIT_SEED, "strategy": "all items (the limit is not below their count)"}
@@ -123,8 +122,6 @@ def _take_limit(task: TaskSpec, kept: Any, limit: int, where: str) -> tuple[Any,
         indices, strategy = stratified_sample([task.gold(row) for row in kept], limit), STRATIFIED
     else:
         indices, strategy = uniform_sample(len(kept), limit), UNIFORM
-    print(f"{where}: --limit {limit} of {len(kept)} items: a seeded sample ({strategy}, seed {LIMIT_SEED}), not "
-          f"the first {limit}; a sample is not the benchmark: never ranked or exported", file=sys.stderr, flush=True)
     return kept.select(indices), {"n": limit, "seed": LIMIT_SEED, "strategy": strategy}
 
 
@@ -175,7 +172,7 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
         raise SciprobeError(f"cutoff {report['cutoff']} leaves no items in {benchmark.name}:{task.config}")
     limit_record = None
     if limit is not None:
-        kept, limit_record = _take_limit(task, kept, limit, f"{benchmark.name}:{task.name}")
+        kept, limit_record = _take_limit(task, kept, limit)
     subset = None
     if len(kept) < len(test):  # part of the test split only: shown against the whole of it (sciprobe.evidence)
         subset = {"kind": "limit" if len(kept) < report["n_items_after"] else "cutoff", "n": len(kept),

@@ -50,9 +50,9 @@ def _family(model_id: str) -> str:
     return model_id.split("/", 1)[0] if "/" in model_id else model_id.split("-", 1)[0]
 
 
-def _judge_scores(results_path: Path, details: str | None) -> dict | None:
-    """Per-judge item scores from the task's details Parquet (``<out>/details/...``, next to ``<out>/results``),
-    when the task was scored by a panel of judges; None when there is no panel or no details file."""
+def _details_file(results_path: Path, details: Any) -> Path | None:
+    """The task's details Parquet (``<out>/details/...``, next to ``<out>/results``) when it is a file inside
+    ``<out>``; None otherwise."""
     if not isinstance(details, str) or not details:
         return None
     parents = results_path.resolve().parents
@@ -60,7 +60,17 @@ def _judge_scores(results_path: Path, details: str | None) -> dict | None:
     try:
         if file is None or not file.resolve().is_relative_to(parents[2]) or not file.is_file():
             return None
-        return judge_scores_from_details(file)
+    except (OSError, ValueError):
+        return None
+    return file
+
+
+def _judge_scores(results_path: Path, details: str | None) -> dict | None:
+    """Per-judge item scores from the task's details Parquet, when the task was scored by a panel of judges; None
+    when there is no panel or no details file."""
+    file = _details_file(results_path, details)
+    try:
+        return None if file is None else judge_scores_from_details(file)
     except Exception:  # noqa: BLE001 - an unreadable details file only loses the agreement view
         return None
 
@@ -165,18 +175,32 @@ def pinned_lookup(pins: Mapping[str, DataPin] | None = None) -> PinnedLookup:
     return lookup
 
 
-def _scored_ids(task: Mapping[str, Any]) -> list[str] | None:
-    """The item ids a task entry scored (its per-item table, ``items.ids``); None when it has none."""
-    items = task.get("items")
-    ids = items.get("ids") if isinstance(items, Mapping) else None
+def _id_list(ids: Any) -> list[str] | None:
     if not isinstance(ids, list) or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
         return None
     return [str(i) for i in ids]
 
 
-def gate(ref: str, task: Mapping[str, Any], pinned: PinnedLookup) -> Any:
-    """The evidence gate's verdict on one task entry, checked against the items of the data this leaderboard pins
-    for its benchmark (``pinned``: :func:`pinned_lookup`)."""
+def _scored_ids(task: Mapping[str, Any], results_path: Path) -> list[str] | None:
+    """The item ids a task entry scored: its per-item table (``items.ids``), else the ``id`` column of its details
+    file (a result written without the table, e.g. by ``sciprobe import-upstream``); None when it has neither."""
+    items = task.get("items")
+    if isinstance(items, Mapping):
+        return _id_list(items.get("ids"))
+    file = _details_file(results_path, task.get("details"))
+    if file is None:
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        return _id_list(pq.read_table(file, columns=["id"]).column("id").to_pylist())
+    except Exception:  # noqa: BLE001 - an unreadable details file: no ids, so the result is not taken
+        return None
+
+
+def gate(ref: str, task: Mapping[str, Any], pinned: PinnedLookup, results_path: Path) -> Any:
+    """The evidence gate's verdict on one task entry of the results file ``results_path``, checked against the items
+    of the data this leaderboard pins for its benchmark (``pinned``: :func:`pinned_lookup`)."""
     provenance = task["provenance"]
     verdict = rank_verdict(provenance)
     if not verdict.shown:  # no need to load the pinned data to refuse it
@@ -184,7 +208,7 @@ def gate(ref: str, task: Mapping[str, Any], pinned: PinnedLookup) -> Any:
     cutoff = provenance.get("cutoff") if isinstance(provenance.get("cutoff"), Mapping) else {}
     date = cutoff.get("cutoff")
     counts = [report["coverage"].get("n_items") for report in task["scores"].values()]
-    return rank_verdict(provenance, scored_ids=_scored_ids(task), n_items=counts,
+    return rank_verdict(provenance, scored_ids=_scored_ids(task, results_path), n_items=counts,
                         pinned=pinned(ref, date if isinstance(date, str) and date else None))
 
 
@@ -233,7 +257,7 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
             warn(f"{path}: task {sanitize_text(key, 60)!r} refused: {sanitize_text(exc, 200)}")
             continue
         try:
-            verdict = gate(ref, task, pinned)
+            verdict = gate(ref, task, pinned, path)
         except SciprobeError as exc:  # the pinned data cannot be loaded: nothing to check the result against
             warn(f"{path}: task {sanitize_text(key, 60)!r} left out: no pinned data to check it against "
                  f"({sanitize_text(exc, 200)})")

@@ -119,9 +119,10 @@ def ranking_note(columns: Sequence[TaskColumn]) -> str:
     parts = [f"**{mode}** ({', '.join(refs)})" for mode, refs in seen.items()]
     return ("Ranked by each task's headline in a mode that scores every item, so leaving hard items unanswered "
             "cannot raise a rank: " + "; ".join(parts) + ". Only complete results on every item of the pinned data "
-            "are shown (no partial or incomplete run, no `--limit` sample); results after a temporal cutoff are "
-            "ranked only among results with the same cutoff (column *Cutoff*), after the full-data rows. Coverage "
-            "`scored/total` (against the whole dataset) is next to every score.")
+            "are ranked (no partial or incomplete run is shown); results after a temporal cutoff are ranked only "
+            "among results with the same cutoff (column *Cutoff*), after the full-data rows; a `--limit` sample is "
+            f"a row of Type *{SAMPLE_TYPE}*, after them. Coverage `scored/total` (against the whole dataset) is "
+            "next to every score.")
 
 
 def baselines_note(results: Iterable[ResultRecord], benchmark: str | None = None,
