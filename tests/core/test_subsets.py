@@ -15,7 +15,6 @@ import pytest
 from golden import load_cases
 from sciprobe.cli import main
 from sciprobe.errors import SciprobeError
-from sciprobe.evidence import PinnedItems, coverage_text, rank_verdict
 from sciprobe.llm.stub_server import StubServer
 
 VERDICTS = load_cases("evidence_subsets", "verdicts")
@@ -25,6 +24,8 @@ ALWAYS_NO = 'Your verdict: No\nConfidence score: 60\nSubject: ["Physics"]'
 
 @pytest.mark.parametrize("case", VERDICTS, ids=[c["name"] for c in VERDICTS])
 def test_the_gate_decides_what_a_result_may_be_used_for(case: dict) -> None:
+    from sciprobe.evidence import PinnedItems, rank_verdict
+
     pinned = case.get("pinned")
     verdict = rank_verdict(case["provenance"], scored_ids=case.get("scored_ids"), n_items=case.get("n_items", ()),
                            pinned=None if pinned is None else PinnedItems(pinned["fingerprint"],
@@ -39,6 +40,8 @@ def test_the_gate_decides_what_a_result_may_be_used_for(case: dict) -> None:
 
 @pytest.mark.parametrize("case", COVERAGE, ids=[c["name"] for c in COVERAGE])
 def test_coverage_is_shown_against_the_dataset(case: dict) -> None:
+    from sciprobe.evidence import coverage_text
+
     assert coverage_text(case["coverage"], case["provenance"]) == case["expect"]
 
 
