@@ -14,6 +14,9 @@ What a results file gets (``sciprobe.tasks[KEY]``), documented in ``docs/results
   (or ``low``/``high`` None and ``reason``);
 - ``scores[MODE]["breakdowns"]``: ``{breakdown: {"title", "groups": {group: {"score", "ci_low", "ci_high",
   "n_items", "n_scored", "n_failed"}}}}``;
+- for each of the task's ``analysed_metrics`` (metrics besides the headline, e.g. SGI-Bench's soft wet scores):
+  ``scores[MODE]["other_ci"][METRIC]`` and ``scores[MODE]["other_breakdowns"][METRIC]``, blocks like the two
+  above, from the same resamples;
 - ``items``: the per-item table ``sciprobe compare`` and ``sciprobe report`` read: ``ids``, ``dates``,
   ``clusters``, ``groups`` and per mode the statistic, its params, its columns and failure flags.
 """
@@ -182,25 +185,32 @@ def analyse(task: TaskSpec, result: TaskResult, settings: BootstrapSettings = SE
         out["modes"][mode] = _mode_analysis(task, result, mode, items, groups, unit_of_item, n_units, unit, settings)
         table["modes"][mode] = items.as_json()
         if task.headline != result.headline:  # e.g. a judged run's LACER: the declared headline is still shown
-            other = _other_interval(task, result, mode, records, unit_of_item, n_units, unit, settings)
+            other = _other_analysis(task, result, mode, records, {}, unit_of_item, n_units, unit, settings,
+                                    task.headline)
             if other is not None:
-                out["modes"][mode]["other_ci"] = {task.headline: other}
+                out["modes"][mode]["other_ci"] = {task.headline: other["ci"]}
+        for metric in task.analysed_metrics:
+            other = _other_analysis(task, result, mode, records, groups, unit_of_item, n_units, unit, settings,
+                                    metric)
+            if other is not None:
+                out["modes"][mode].setdefault("other_ci", {})[metric] = other["ci"]
+                out["modes"][mode].setdefault("other_breakdowns", {})[metric] = other["breakdowns"]
     out["items"] = table
     return out
 
 
-def _other_interval(task: TaskSpec, result: TaskResult, mode: str, records: Sequence[dict[str, Any]],
-                    unit_of_item: np.ndarray, n_units: int, unit: str,
-                    settings: BootstrapSettings) -> dict[str, Any] | None:
-    """The interval of the task's declared headline when the result reports another one (a judged PreScience
-    contribution run reports LACER; the leaderboard and the model-index show ROUGE-L): same resamples, same
-    check that the item statistic reproduces the scorer's number; None when the task has no statistic for it."""
+def _other_analysis(task: TaskSpec, result: TaskResult, mode: str, records: Sequence[dict[str, Any]],
+                    groups: Mapping[str, list], unit_of_item: np.ndarray, n_units: int, unit: str,
+                    settings: BootstrapSettings, metric: str) -> dict[str, Any] | None:
+    """The interval (and the breakdowns of ``groups``) of a metric other than the result's headline: the task's
+    declared headline when the result reports another (a judged PreScience contribution run reports LACER; the
+    leaderboard and the model-index show ROUGE-L), or one of its ``analysed_metrics``. Same resamples, same check
+    that the item statistic reproduces the scorer's number; None when the task has no statistic for it."""
     assert task.item_scores is not None
-    items = task.item_scores(records, mode, result.scores[mode], task.headline)
+    items = task.item_scores(records, mode, result.scores[mode], metric)
     if items is None or len(items.failed) != len(records):
         return None
-    return _mode_analysis(task, result, mode, items, {}, unit_of_item, n_units, unit, settings,
-                          metric=task.headline)["ci"]
+    return _mode_analysis(task, result, mode, items, groups, unit_of_item, n_units, unit, settings, metric=metric)
 
 
 def finish_results(benchmark: Benchmark, task: TaskSpec, rows: Sequence[Mapping[str, Any]],

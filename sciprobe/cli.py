@@ -38,6 +38,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
   sciprobe compare A.json B.json                              # paired difference, interval and test per task
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
+  sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
@@ -57,6 +58,7 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("sciprobe.baselines", "score a benchmark's reference baselines (no model)"),
     "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
     "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
+    "paper": ("sciprobe.published", "the numbers a benchmark's paper reports, with task, metric, setting and source"),
 }
 
 
@@ -102,6 +104,10 @@ def _add_prompts(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--upstream-dir", metavar="DIR",
                         help="with --prompts upstream: a local copy of the upstream files at their repository paths "
                              "(e.g. a checkout of the pinned commit; offline); also $SCIPROBE_<BENCH>_UPSTREAM")
+    parser.add_argument("--allow-modified-prompts", action="store_true",
+                        help="with --prompts upstream: run templates whose sha256 differs from the pin (refused "
+                             "otherwise); the results are labelled upstream-modified everywhere, never ranked with "
+                             "the upstream or sciprobe prompts")
 
 
 def _add_executor(parser: argparse.ArgumentParser) -> None:
@@ -277,7 +283,9 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
         sub.add_parser(name, help=help_text, configure=configure)
     # each benchmark's own commands (its declaration's hook); their modules load only when they run
     for name, command in (_benchmark_commands() if benchmark_commands else {}).items():
-        extra = sub.add_parser(name, help=command["help"], add_help=False, prefix_chars="\0")
+        if name in COMMANDS or name in MODULE_COMMANDS:  # a built-in's name: the built-in runs (_handler)
+            continue
+        extra = sub.add_parser(name, help=command["help"].replace("%", "%%"), add_help=False, prefix_chars="\0")
         extra.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("cutoffs", help="list the model knowledge-cutoff registry")
     sub.add_parser("model-path", help="convert the bundled model once and print its folder "
@@ -384,7 +392,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 max_cost=args.max_cost, executor=args.executor,
                                 meter=sys.stderr.isatty() if args.meter is None else args.meter,
                                 prompts=args.prompts,
-                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None)
+                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
+                                allow_modified_prompts=args.allow_modified_prompts)
     if args.dry_run:
         from sciprobe.plan import format_plan, plan_run
 
@@ -465,7 +474,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
                                model_name=args.model_name, output_dir=Path(args.output_dir), judge=args.judge,
                                max_calls=args.max_calls, max_cost=args.max_cost, prompts=args.prompts,
                                upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
-                               partial=args.partial)
+                               partial=args.partial, allow_modified_prompts=args.allow_modified_prompts)
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)

@@ -130,6 +130,10 @@ class Upstream:
     commit: str                                 # the full 40-hex commit
     prompt_files: Mapping[str, str] = field(default_factory=dict)
     note: str = ""                              # what else the cards should say (e.g. a later upstream change used)
+    # the reader options (``Benchmark.source_options``) under which the built text is the text upstream sends, and
+    # how to build with them: ``--prompts upstream`` builds the bundled sample with them and flags other data
+    release_text_options: Mapping[str, Any] = field(default_factory=dict)
+    release_text_build: str = ""
 
     @property
     def label(self) -> str:
@@ -244,6 +248,9 @@ class TaskSpec:
     # the headline of one mode as a statistic over items, ``item_scores(records, mode, report, headline) ->
     # ItemScores`` (None when that mode has no headline number): confidence intervals, breakdowns, compare
     item_scores: Callable[[Sequence[Mapping[str, Any]], str, Any, str], ItemScores | None] | None = None
+    # metrics besides the headline that also get an interval and per-group scores in every results file
+    # (``other_ci`` / ``other_breakdowns``, docs/results.md); ``item_scores`` is called with each one's name
+    analysed_metrics: tuple[str, ...] = ()
     # a record field whose items share a source (e.g. the seed paper of I2R instances): the bootstrap resamples
     # these clusters instead of single items
     cluster_field: str | None = None
@@ -296,6 +303,9 @@ class Benchmark:
     # other names a task answers to, {alias: task name} (e.g. a name the upstream release adopted later); results
     # are keyed by the task's own name
     aliases: dict[str, str] = field(default_factory=dict)
+    # benchmark-level scores that combine tasks, {name: metric family} (SGI-Bench's SGI-Score): named like a task in
+    # summary rows (``sgibench:sgi_score``) and in the papers' published numbers (``sciprobe.published``)
+    aggregates: dict[str, str] = field(default_factory=dict)
     # the pinned upstream code (official mode reproduces it; shown on the dataset and metric cards); None: no
     # public upstream code
     upstream: Upstream | None = None

@@ -16,7 +16,7 @@ from sciprobe.errors import SciprobeError
 from sciprobe.llm.backends import QuotaExhausted
 from sciprobe.results import RunInfo, TaskResult, write_run
 from sciprobe.task_data import TaskData, load_task_data, sample_dataset_dir
-from sciprobe.task_runner import EvaluationRequest, RunContext, make_client, run_task, spec_label
+from sciprobe.task_runner import EvaluationRequest, RunContext, check_prompt_sets, make_client, run_task, spec_label
 
 __all__ = ["EvaluationRequest", "RunContext", "TaskData", "check_priced", "evaluate", "load_task_data",
            "make_client", "run_task", "sample_dataset_dir", "spec_label", "split_judges"]
@@ -88,6 +88,7 @@ def evaluate(request: EvaluationRequest, client: Any | None = None) -> tuple[Pat
 
     for ref in request.tasks:
         resolve_task(ref)  # fail on a typo before any model call
+    check_prompt_sets(request)  # and on a refused template
     budget = Budget(request.max_calls, request.max_cost)
     if budget.max_cost_usd is not None:
         check_priced([request.model, *split_judges(request)])

@@ -10,7 +10,9 @@ executor they got.
 
 * ``local``: a thread pool in this process; work shares this machine's files and memory.
 * ``ray``: tasks on a Ray cluster found the way ``ray.init()`` finds one (``$RAY_ADDRESS``, else the cluster
-  that ``ray start`` last started on this machine, else a new single-machine instance).
+  that ``ray start`` last started on this machine as this user), else a single-machine instance of this process
+  only (:class:`PrivateLocalCluster`: loopback only, its token 0600 in a 0700 folder of its own, all of it removed
+  when the process ends, Ctrl-C included).
 * ``ray://HOST:PORT``: tasks on the cluster whose head runs the Ray Client server there (``ray start --head``
   listens on port 10001).
 
@@ -23,8 +25,10 @@ imported only when a Ray executor first submits work.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciprobe.errors import SciprobeError
@@ -32,12 +36,13 @@ from sciprobe.errors import SciprobeError
 if TYPE_CHECKING:  # the CLI imports this module for EXECUTOR_HELP: the pools load when work is submitted
     from concurrent.futures import Future, ThreadPoolExecutor
 
-__all__ = ["EXECUTOR_HELP", "Executor", "LocalExecutor", "RayExecutor", "check_executor_name", "get_executor",
-           "ray_installed", "shutdown_executors"]
+__all__ = ["EXECUTOR_HELP", "Executor", "LocalExecutor", "PrivateLocalCluster", "RayExecutor", "check_executor_name",
+           "get_executor", "ray_installed", "shutdown_executors"]
 
 EXECUTOR_HELP = ("where sandboxed runs and the bundled model's generation run: local (threads here, the default), "
-                 "ray (the Ray cluster ray.init() finds: $RAY_ADDRESS or the one `ray start` started here) or "
-                 "ray://HOST:PORT (a cluster's Ray Client server); needs `pip install 'sciprobe[ray]'`")
+                 "ray (the Ray cluster ray.init() finds: $RAY_ADDRESS or the one `ray start` started here; else a "
+                 "private one of this run, on 127.0.0.1 only) or ray://HOST:PORT (a cluster's Ray Client server); "
+                 "needs `pip install 'sciprobe[ray]'`")
 _INSTALL_HINT = "pip install 'sciprobe[ray]'"
 #: Ray Client connection attempts (each gives up after ~30 s).
 CONNECT_ATTEMPTS = 4
@@ -145,6 +150,130 @@ def ray_installed() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
+#: The only address a private local cluster listens on.
+LOOPBACK = "127.0.0.1"
+
+
+def joins_running_cluster() -> bool:
+    """Whether ``ray.init()`` without an address joins a running cluster: ``$RAY_ADDRESS`` (unless ``local``), or
+    the address file the last ``ray start`` left in Ray's temp folder, when this user owns it (a file another user
+    put in the shared ``/tmp/ray`` never chooses the cluster our work runs on)."""
+    address = os.environ.get("RAY_ADDRESS", "")
+    if address:
+        return address != "local"
+    from ray._common.utils import get_ray_address_file
+
+    try:
+        status = os.lstat(get_ray_address_file(None))
+    except OSError:
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_uid == os.geteuid()
+
+
+class PrivateLocalCluster:
+    """What ``ray.init()`` needs to start a single-machine Ray instance no one else on the machine can reach.
+
+    Left to itself, ``ray.init()`` writes its token to ``~/.ray/auth_token`` with mode 0644 (readable by every
+    local user when the home is 0755), listens on every interface and makes its session folders, ``sockets/``
+    included, world-writable. Here:
+
+    - the token is a fresh one, in ``auth_token`` (0600) in a folder of this process (``mkdtemp``: 0700), named
+      by ``RAY_AUTH_TOKEN_PATH`` (Ray 2.60 reads ``RAY_AUTH_TOKEN``, then that file, then ``~/.ray``); token
+      authentication is on (``RAY_AUTH_MODE=token``);
+    - Ray's temp folder is ``ray/`` inside that folder (``_temp_dir``), and after start every folder Ray made
+      world-writable there (it chmods them 0777) is made 0700;
+    - the node's address is 127.0.0.1 (Ray turns 127.0.0.1 into the machine's network address unless
+      ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which is set for this process and the node's processes), so every
+      port (GCS, raylet, object manager, workers, agents) listens on loopback only; no dashboard;
+    - :meth:`close` (``ray.shutdown()``, then the folder removed and the environment restored) runs when the
+      executor closes and at exit, Ctrl-C included. A process killed with SIGKILL leaves its folder (Ray's reaper
+      still stops the node's processes).
+    """
+
+    def __init__(self) -> None:
+        import secrets
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="sciprobe-ray-"))  # short: Ray's socket paths live in it
+        self.token_file = self.folder / "auth_token"
+        try:
+            descriptor = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(descriptor, "w") as out:
+                out.write(secrets.token_hex(32))
+        except BaseException:
+            self.close()
+            raise
+        self._saved_env: dict[str, str | None] = {}
+        self._saved_cluster_flag: Any = None
+
+    @property
+    def environment(self) -> dict[str, str | None]:
+        """What the driver and the node's processes get for the cluster's life (None: unset)."""
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_file), "RAY_AUTH_TOKEN": None,
+                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+
+    def init_options(self) -> dict[str, Any]:
+        return {"_temp_dir": str(self.folder / "ray"), "_node_ip_address": LOOPBACK, "include_dashboard": False,
+                "dashboard_host": LOOPBACK}
+
+    def enter(self) -> None:
+        """Set the environment (and Ray's already imported flag) before ``ray.init()``."""
+        for key, value in self.environment.items():
+            self._saved_env[key] = os.environ.get(key)
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        from ray._private import ray_constants
+
+        self._saved_cluster_flag = ray_constants.ENABLE_RAY_CLUSTER
+        ray_constants.ENABLE_RAY_CLUSTER = False  # read at import: Ray may have been imported already
+        _reset_ray_token_state()
+
+    def started(self, ray: Any) -> None:
+        """After ``ray.init()``: the node is on loopback, and no folder Ray made is open to others."""
+        node_ip = ray.util.get_node_ip_address()
+        if node_ip != LOOPBACK:
+            raise SciprobeError(f"the local Ray instance took the address {node_ip}, not {LOOPBACK}: refusing to "
+                                "run work on a node other machines can reach")
+        for folder, subfolders, _ in os.walk(self.folder):
+            for name in subfolders:
+                path = os.path.join(folder, name)
+                try:
+                    status = os.lstat(path)
+                except FileNotFoundError:
+                    continue
+                if stat.S_ISDIR(status.st_mode) and status.st_mode & 0o022 and status.st_uid == os.geteuid():
+                    os.chmod(path, 0o700)
+
+    def close(self) -> None:
+        """Remove the folder (the token with it) and restore the environment; after ``ray.shutdown()``."""
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env.clear()
+        if self._saved_cluster_flag is not None:
+            from ray._private import ray_constants
+
+            ray_constants.ENABLE_RAY_CLUSTER = self._saved_cluster_flag
+            self._saved_cluster_flag = None
+            _reset_ray_token_state()  # a later connection of this process reads its own token
+
+
+def _reset_ray_token_state() -> None:
+    """Make Ray re-read its auth settings (it caches them per process): the config first, then the token (Ray's
+    own order: a gRPC thread still draining must not reload a token the config no longer asks for)."""
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
 class RayExecutor(Executor):
     """Ray tasks (one CPU each) on a cluster; connects on first use. ``address`` None: ``ray.init()``'s own
     search; ``ray://HOST:PORT``: the Ray Client server of a cluster's head. Ray retries a task whose worker
@@ -158,6 +287,8 @@ class RayExecutor(Executor):
         self._remote_fns: dict[Any, Any] = {}
         self._lock = threading.Lock()
         self._ray: Any = None
+        #: the single-machine instance this executor started, when ``ray`` found no cluster to join
+        self.private_cluster: PrivateLocalCluster | None = None
 
     def _connect(self) -> Any:
         with self._lock:
@@ -173,19 +304,39 @@ class RayExecutor(Executor):
             # Ray Client forwards ray.init's options to the server's own ray.init: give it none
             options = {} if self.address else {"logging_level": "WARNING", "log_to_driver": False,
                                                "include_dashboard": False, "configure_logging": False}
-            for attempt in range(1, CONNECT_ATTEMPTS + 1):
-                try:
-                    ray.init(address=self.address, **options)
-                    break
-                except ConnectionError as exc:  # Ray Client gives up after ~30 s; a loaded head needs longer
-                    if attempt == CONNECT_ATTEMPTS:
-                        raise SciprobeError(f"cannot reach the Ray cluster {self.name} ({attempt} attempts): "
-                                            f"{' '.join(str(exc).split())}") from None
-                except (RuntimeError, ValueError) as exc:
-                    raise SciprobeError(f"cannot reach the Ray cluster {self.name}: "
-                                        f"{' '.join(str(exc).split())}") from None
+            private = None
+            try:
+                if self.address is None and not joins_running_cluster():
+                    private = self.private_cluster = PrivateLocalCluster()
+                    private.enter()
+                    options.update(private.init_options())
+                self._init(ray, options)
+                if private is not None:
+                    import atexit
+
+                    private.started(ray)
+                    atexit.register(self.close)  # runs before Ray's own shutdown at exit: the folder goes too
+            except BaseException:  # Ctrl-C included: no node, folder or token left behind
+                if private is not None:
+                    ray.shutdown()
+                    private.close()
+                    self.private_cluster = None
+                raise
             self._ray = ray
             return ray
+
+    def _init(self, ray: Any, options: dict[str, Any]) -> None:
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            try:
+                ray.init(address=self.address, **options)
+                return
+            except ConnectionError as exc:  # Ray Client gives up after ~30 s; a loaded head needs longer
+                if attempt == CONNECT_ATTEMPTS:
+                    raise SciprobeError(f"cannot reach the Ray cluster {self.name} ({attempt} attempts): "
+                                        f"{' '.join(str(exc).split())}") from None
+            except (RuntimeError, ValueError) as exc:
+                raise SciprobeError(f"cannot reach the Ray cluster {self.name}: "
+                                    f"{' '.join(str(exc).split())}") from None
 
     def _remote(self, fn: Callable[..., Any]) -> Any:
         ray = self._connect()
@@ -232,6 +383,12 @@ class RayExecutor(Executor):
                 self._ray.shutdown()
                 self._ray = None
                 self._remote_fns.clear()
+            if self.private_cluster is not None:
+                import atexit
+
+                self.private_cluster.close()
+                self.private_cluster = None
+                atexit.unregister(self.close)
 
 
 def check_executor_name(name: str | None) -> str:

@@ -24,7 +24,8 @@ entries then say so): it is not the benchmark (:func:`sciprobe.evidence.rank_ver
 
 Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"``: ``--prompts upstream`` runs and
 ``sciprobe import-upstream``) are named ``<benchmark> <task> (upstream prompts)`` in the model index and say so in
-the notes, so they never merge with runs on sciprobe's prompts.
+the notes, so they never merge with runs on sciprobe's prompts; runs on upstream templates that differ from the pin
+(``upstream-modified``, :func:`sciprobe.upstream.recorded_prompt_set`) are named ``(MODIFIED upstream prompts)``.
 
 Output goes to stdout or, with ``-o FILE``, is written atomically. Any unreadable or malformed input is a
 :class:`~sciprobe.errors.SciprobeError` (one line from the CLI).
@@ -43,6 +44,7 @@ from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.numbers import finite_number
+from sciprobe.upstream import PROMPT_SET_TITLES, recorded_prompt_set
 
 FORMATS = ("model-index", "eval-results")
 TASK_TYPE = "text-generation"
@@ -255,8 +257,9 @@ def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
         parts.append(f"items after {cutoff}")
     if judges:
         parts.append("judges " + ", ".join(judges))
-    if task.provenance.get("prompt_set") == "upstream":
-        parts.append("upstream prompts")
+    prompts = PROMPT_SET_TITLES.get(recorded_prompt_set(task.provenance))
+    if prompts:
+        parts.append(prompts)
     return "; ".join(parts)
 
 
@@ -357,8 +360,9 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
     for task in in_mode(exported_tasks(data), mode):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
-        if task.provenance.get("prompt_set") == "upstream":  # never one entry with runs on sciprobe's prompts
-            name += " (upstream prompts)"
+        prompts = PROMPT_SET_TITLES.get(recorded_prompt_set(task.provenance))
+        if prompts:  # never one entry with runs on another prompt set
+            name += f" ({prompts})"
         for metric_type, value, metric_name, args in _metrics(task, left_out):
             results.append(EvalResult(
                 task_type=TASK_TYPE, task_name=name, dataset_type=_dataset_id(task, overrides) or task.benchmark,

@@ -14,13 +14,21 @@ def sciprobe_home() -> Path:
     return Path(os.environ.get("SCIPROBE_HOME") or Path.home() / ".cache" / "sciprobe")
 
 
-def sample_build_dir(benchmark: Benchmark) -> Path:
+def sample_build_dir(benchmark: Benchmark, options: dict | None = None) -> Path:
     """The folder the bundled sample is built into, keyed by the sample's content and the declaration's version
-    (a new version may change the built features; path only, no I/O beyond hashing the small sample files)."""
+    (a new version may change the built features; path only, no I/O beyond hashing the small sample files), and
+    by the reader ``options`` when they are not the declaration's defaults."""
     from sciprobe.build import source_fingerprint
 
     tag = source_fingerprint(benchmark.sample_source)[:12]
-    return sciprobe_home() / "datasets" / f"{benchmark.name}-{benchmark.version}-sample-{tag}"
+    name = f"{benchmark.name}-{benchmark.version}-sample-{tag}"
+    chosen = {**benchmark.source_options, **(options or {})}
+    if chosen != dict(benchmark.source_options):
+        import hashlib
+        import json
+
+        name += "-options-" + hashlib.sha256(json.dumps(chosen, sort_keys=True).encode()).hexdigest()[:8]
+    return sciprobe_home() / "datasets" / name
 
 
 def default_data_dir(benchmark_name: str) -> Path:

@@ -189,10 +189,11 @@ def plan_run(request: Any) -> RunPlan:
     """Plan every task of an :class:`~sciprobe.task_runner.EvaluationRequest` without calling any model."""
     from sciprobe.benchmarks import resolve_task
     from sciprobe.llm.cache import ResponseCache, default_cache_path
-    from sciprobe.task_runner import run_task, runner_of
+    from sciprobe.task_runner import check_prompt_sets, run_task, runner_of
 
     for ref in request.tasks:
         resolve_task(ref)
+    check_prompt_sets(request)
     cache = ResponseCache(default_cache_path()) if request.use_cache else None
     plans = []
     for ref in request.tasks:

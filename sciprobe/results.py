@@ -111,6 +111,8 @@ class TaskResult:
                 entry["breakdowns"] = modes[mode]["breakdowns"]
                 if modes[mode].get("other_ci"):
                     entry["other_ci"] = modes[mode]["other_ci"]
+                if modes[mode].get("other_breakdowns"):
+                    entry["other_breakdowns"] = modes[mode]["other_breakdowns"]
             out[mode] = entry
         return out
 

@@ -53,7 +53,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                max_calls: int | None = None, max_cost: float | None = None, ledger: Any = None,
                cache: Any = None, use_cache: bool = True, per_task: Mapping[str, Any] | None = None,
                prompts: str = "sciprobe", upstream_dir: Path | None = None, partial: bool = False,
-               extra_provenance: Mapping[str, Any] | None = None) -> tuple[Path, list[TaskResult]]:
+               extra_provenance: Mapping[str, Any] | None = None,
+               allow_modified_prompts: bool = False) -> tuple[Path, list[TaskResult]]:
     """Score a predictions file. Tasks whose runner reads records straight from predictions (single-call tasks,
     I2R rankings) are scored from the file alone (``judge`` and the budget are ignored). Any other runner (judges,
     code execution) is run for real on a
@@ -61,8 +62,9 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
     (``judge``: one spec or ``;``-separated panel) are real clients sharing ``cache`` (default: the response cache
     of ``sciprobe evaluate``) and ``ledger`` (default: a new one with ``max_calls`` / ``max_cost``). A result whose
     judge calls were cut by the budget, or got no answer, carries ``provenance["incomplete"]``. ``prompts`` names
-    the prompt set the predictions were made with (recorded; a replayed runner builds its requests from it). An
-    alias scores (and is keyed as) the task it names.
+    the prompt set the predictions were made with (recorded; a replayed runner builds its requests from it, and
+    refuses upstream templates that differ from the pin unless ``allow_modified_prompts``). An alias scores (and
+    is keyed as) the task it names.
 
     A file that lacks items is refused (one line: how many of how many), unless ``partial``: then only the items
     it has are scored, and the result says so (``provenance["partial"]``, the run's ``sciprobe.partial``).
@@ -84,7 +86,10 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
         from sciprobe.replay import MultiTurnTask
 
         raise MultiTurnTask(refusal)
-    loaded = load_task_data(benchmark, task, data)
+    # the bundled sample as `evaluate --prompts upstream` builds it (the release text upstream sends), so the two
+    # name the same data
+    release_text = benchmark.upstream.release_text_options if prompts == "upstream" and benchmark.upstream else None
+    loaded = load_task_data(benchmark, task, data, sample_options=dict(release_text) if release_text else None)
     ids = [row_item_id(benchmark, task, r) for r in loaded.rows]
     preds = read_predictions(predictions, ids)
     missing = missing_items(ids, preds)
@@ -95,7 +100,8 @@ def score_file(ref: str, predictions: Path, *, data: str | None = None, modes: S
                                   output_dir=output_dir, judge=judge, max_calls=max_calls, max_cost=max_cost,
                                   ledger=ledger, cache=cache, use_cache=use_cache, per_task=per_task,
                                   prompts=prompts, upstream_dir=upstream_dir, missing=missing, n_items=len(ids),
-                                  partial=partial, extra_provenance=extra_provenance)
+                                  partial=partial, extra_provenance=extra_provenance,
+                                  allow_modified_prompts=allow_modified_prompts)
     # every line is checked first (its fields, its label), so a bad line is named before a count of missing ones
     rows = [r for r, i in zip(loaded.rows, ids) if i in preds]
     records = runner.records_from_predictions(task, rows, preds)
@@ -124,8 +130,8 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
                        max_calls: int | None, max_cost: float | None, ledger: Any, cache: Any, use_cache: bool,
                        per_task: Mapping[str, Any] | None, prompts: str = "sciprobe",
                        upstream_dir: Path | None = None, missing: Sequence[str] = (), n_items: int = 0,
-                       partial: bool = False, extra_provenance: Mapping[str, Any] | None = None
-                       ) -> tuple[Path, list[TaskResult]]:
+                       partial: bool = False, extra_provenance: Mapping[str, Any] | None = None,
+                       allow_modified_prompts: bool = False) -> tuple[Path, list[TaskResult]]:
     """The task's real runner on a ReplayClient; judges through one cache and one ledger. With ``partial``, the
     runner sees only the items the file has (``missing`` are left out before any call)."""
     from sciprobe.evaluation import check_priced
@@ -133,7 +139,7 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
     from sciprobe.llm.ledger import Budget, RunLedger
     from sciprobe.llm.spec import split_specs
     from sciprobe.replay import ReplayClient
-    from sciprobe.task_runner import EvaluationRequest, run_task, spec_label
+    from sciprobe.task_runner import EvaluationRequest, check_prompt_sets, run_task, spec_label
 
     benchmark, task = resolve_task(ref)
     options = dict((per_task or {}).get(ref) or {})
@@ -170,7 +176,9 @@ def _score_with_runner(ref: str, preds: Mapping[str, Mapping[str, Any]], file_na
     request = EvaluationRequest(tasks=[ref], model=model_name, data=data, judge=";".join(specs), modes=modes,
                                 per_task={ref: options} if options else {}, output_dir=Path(output_dir),
                                 use_cache=use_cache, max_calls=max_calls, max_cost=max_cost, prompts=prompts,
-                                upstream_dir=upstream_dir, items=frozenset(preds) if missing else None)
+                                upstream_dir=upstream_dir, items=frozenset(preds) if missing else None,
+                                allow_modified_prompts=allow_modified_prompts)
+    check_prompt_sets(request)
     skipped_before = ledger.skipped
     results = run_task(ref, request, client, judge_factory=judge_factory)
     if not results:

@@ -26,8 +26,10 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
             value = report.values.get(result.headline)
             cov = report.coverage
             rows.append({
-                # an incomplete task (a cap cut it short, calls got no answer) or a partial score says so
-                "task": result.key + status_label(result.provenance), "mode": mode, "metric": result.headline,
+                # an incomplete task (a cap cut it short, calls got no answer) or a partial score says so, and so
+                # does a run on upstream templates that differ from the pin
+                "task": result.key + status_label(result.provenance) + modified_prompts_label(result.provenance),
+                "mode": mode, "metric": result.headline,
                 "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
                 "95% CI": _interval(result, mode),
                 # against the dataset: a --limit sample reads 120/1120 (limit), never 120/120
@@ -50,6 +52,14 @@ def status_label(provenance: dict) -> str:
         partial = provenance.get("partial") or {}
         return f" (PARTIAL {partial.get('n_predicted', '?')}/{partial.get('n_items', '?')})"
     return ""
+
+
+def modified_prompts_label(provenance: dict) -> str:
+    """`` (MODIFIED upstream prompts)`` for a run on upstream templates that differ from the pin, else nothing."""
+    from sciprobe.upstream import MODIFIED_PROMPT_SET, PROMPT_SET_TITLES, recorded_prompt_set
+
+    name = recorded_prompt_set(provenance)
+    return f" ({PROMPT_SET_TITLES[name]})" if name == MODIFIED_PROMPT_SET else ""
 
 
 def format_table(rows: list[dict[str, str]]) -> str:

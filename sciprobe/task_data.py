@@ -25,13 +25,13 @@ from sciprobe.errors import SciprobeError
 from sciprobe.paths import sample_build_dir
 
 
-def sample_dataset_dir(benchmark: Benchmark) -> Path:
-    """The bundled sample, built once per sample version into ``$SCIPROBE_HOME/datasets``."""
+def sample_dataset_dir(benchmark: Benchmark, options: dict[str, Any] | None = None) -> Path:
+    """The bundled sample, built once per sample version (and reader ``options``) into ``$SCIPROBE_HOME/datasets``."""
     if benchmark.sample_source is None:
         raise SciprobeError(f"{benchmark.name} has no bundled sample; pass --data DIR_OR_HUB_ID")
-    out = sample_build_dir(benchmark)
+    out = sample_build_dir(benchmark, options)
     if not (out / BUILD_INFO_FILE).is_file():
-        build_benchmark(benchmark, benchmark.sample_source, out, overwrite=True)
+        build_benchmark(benchmark, benchmark.sample_source, out, overwrite=True, options=options)
     return out
 
 
@@ -146,12 +146,14 @@ def dataset_label(benchmark: Benchmark, location: Path | str, local: bool) -> st
 
 
 def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cutoff: dt.date | None = None,
-                   cutoff_source: str = "none", limit: int | None = None, revision: str | None = None) -> TaskData:
+                   cutoff_source: str = "none", limit: int | None = None, revision: str | None = None,
+                   sample_options: dict[str, Any] | None = None) -> TaskData:
     """Rows of the task's config (test split), cutoff-filtered with Arrow compute, then limited. ``data`` is a
-    built folder or a hub id, optionally pinned as ``owner/name@revision``."""
+    built folder or a hub id, optionally pinned as ``owner/name@revision``; without it, the bundled sample built
+    with the reader options ``sample_options`` (default: the declaration's)."""
     if data:
         data, revision = split_revision(data, revision)
-    location = Path(data) if data else sample_dataset_dir(benchmark)
+    location = Path(data) if data else sample_dataset_dir(benchmark, sample_options)
     local = location.exists()
     if data and not local and "/" not in data:
         raise SciprobeError(f"dataset {data!r} is neither a folder nor a hub id (owner/name)")

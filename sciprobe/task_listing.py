@@ -9,6 +9,12 @@ TYPE_CHECKING = False  # typing's flag without importing typing: these modules a
 if TYPE_CHECKING:
     from typing import Any
 
+#: A task row's fields and what each holds ("str"; "strs": a list of str; "strs?": a list of str or None):
+#: :mod:`sciprobe.cli_index` checks every cached row against it.
+ROW_FIELDS = {"task": "str", "metric": "str", "headline": "str", "aliases": "strs", "modes": "strs",
+              "kind": "str", "judge": "str", "predictions": "strs?", "data": "str", "prompt_sets": "strs",
+              "description": "str"}
+
 
 def task_rows(benchmarks: Sequence[str] | None = None) -> list[dict[str, Any]]:
     from sciprobe.benchmarks import benchmark_names, get_benchmark

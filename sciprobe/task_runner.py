@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks import canonical_ref, resolve_task
-from sciprobe.declaration import TaskSpec
+from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.results import TaskResult
 from sciprobe.runners.single_call import runner_of  # noqa: F401 - re-exported: the task's runner
@@ -52,6 +52,8 @@ class EvaluationRequest:
     # per_task[ref]["prompts"]); upstream_dir: a local copy of the upstream files (offline)
     prompts: str = "sciprobe"
     upstream_dir: Path | None = None
+    # run upstream templates that differ from the pinned sha256 (labelled "upstream-modified"); refused otherwise
+    allow_modified_prompts: bool = False
     items: frozenset[str] | None = None  # only these item ids (``sciprobe score --partial``); None: every item
 
     def __post_init__(self) -> None:
@@ -148,21 +150,71 @@ def spec_label(spec: str | None) -> str | None:
         return spec.split(",")[0]
 
 
+def _override(request: EvaluationRequest, requested: str, ref: str) -> dict[str, Any]:
+    return request.per_task.get(ref) or request.per_task.get(requested) or {}
+
+
+def _prompt_set(benchmark: Benchmark, task: TaskSpec, request: EvaluationRequest,
+                override: dict[str, Any]) -> PromptSet:
+    return prompt_set_for(benchmark, task, override.get("prompts", request.prompts),
+                          local_dir=override.get("upstream_dir", request.upstream_dir),
+                          allow_modified=request.allow_modified_prompts)
+
+
+def _sample_options(benchmark: Benchmark, prompts: PromptSet) -> dict[str, Any] | None:
+    """The reader options the bundled sample is built with: the release text upstream sends for its prompt set."""
+    if prompts.provenance and benchmark.upstream is not None and benchmark.upstream.release_text_options:
+        return dict(benchmark.upstream.release_text_options)
+    return None
+
+
+def check_prompt_sets(request: EvaluationRequest) -> None:
+    """Every task's prompt set, read before any model call: an upstream template that differs from the pin stops
+    the run here in one line (unless ``allow_modified_prompts``), and each distinct warning (a modified template,
+    data that does not hold the release text upstream sends) is said once on stderr. :func:`run_task` records the
+    same in each result's provenance."""
+    import sys
+
+    from sciprobe.task_data import split_revision
+    from sciprobe.upstream import release_text_check
+
+    said: dict[str, None] = {}
+    for requested in request.tasks:
+        ref = canonical_ref(requested)
+        benchmark, task = resolve_task(ref)
+        prompts = _prompt_set(benchmark, task, request, _override(request, requested, ref))
+        said.update(dict.fromkeys(prompts.warnings))
+        if prompts.provenance and request.data:  # without --data the sample is built with the release text
+            data, _ = split_revision(request.data, request.revision)
+            warning = release_text_check(benchmark, data, Path(data).exists())[1]
+            if warning:
+                said[warning] = None
+    for warning in said:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory: Callable[[str], Any] | None = None,
              dry_run: bool = False, judge_log: list[str] | None = None) -> list[TaskResult]:
     """Run one task reference with its declared runner (an alias runs, and is keyed as, the task it names)."""
     requested, ref = ref, canonical_ref(ref)
     benchmark, task = resolve_task(ref)
-    override = request.per_task.get(ref) or request.per_task.get(requested) or {}
+    override = _override(request, requested, ref)
     modes = list(override.get("modes") or request.modes or task.modes)
     limit = override.get("limit", request.limit)
     unknown = [m for m in modes if m not in task.modes]
     if unknown:
         raise SciprobeError(f"task {ref} has no mode {unknown[0]!r}; modes: {', '.join(task.modes)}")
+    prompts = _prompt_set(benchmark, task, request, override)
     data = load_task_data(benchmark, task, request.data, cutoff=request.cutoff, cutoff_source=request.cutoff_source,
-                          limit=limit, revision=request.revision)
-    prompts = prompt_set_for(benchmark, task, override.get("prompts", request.prompts),
-                             local_dir=override.get("upstream_dir", request.upstream_dir))
+                          limit=limit, revision=request.revision, sample_options=_sample_options(benchmark, prompts))
+    if prompts.provenance:
+        from sciprobe.upstream import release_text_check
+
+        record, warning = release_text_check(benchmark, data.location, Path(data.location).exists())
+        if record is not None:
+            prompts.provenance["release_text"] = record
+        if warning:
+            prompts.warnings = (*prompts.warnings, warning)
     if prompts.builders and "build_messages" in prompts.builders:
         task = dataclasses.replace(task, build_messages=prompts.builders["build_messages"])
     params = {**task.generation, **request.generation}
@@ -170,8 +222,8 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
         data.rows = [r for r in data.rows if str(r["id"]) in request.items]
     base = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": data.source,
             "dataset_fingerprint": data.fingerprint, "dataset_revision": data.revision,
-            "prompt_version": (f"upstream:{benchmark.upstream.label}" if prompts.provenance and benchmark.upstream
-                               else benchmark.prompt_version),
+            "prompt_version": (f"{prompts.name}:{benchmark.upstream.label}"
+                               if prompts.provenance and benchmark.upstream else benchmark.prompt_version),
             **prompts.record(), "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
             "limit": data.limit, "subset": data.subset, "executor": request.executor}

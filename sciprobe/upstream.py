@@ -5,13 +5,17 @@ sha256 of each file holding a model-facing template). ``--prompts upstream`` bui
 files instead of sciprobe's own wording; where a file comes from, first match wins:
 
 1. a local folder (offline; ``--upstream-dir DIR`` or ``$SCIPROBE_<BENCH>_UPSTREAM``) holding the files at their
-   repository paths, e.g. a checkout of the pinned commit (``DIR/<path>`` or ``DIR/<bench>/<path>``). A local
-   file whose sha256 differs from the pin is used as given and the run says so (provenance and a warning);
+   repository paths, e.g. a checkout of the pinned commit (``DIR/<path>`` or ``DIR/<bench>/<path>``). Only
+   regular files whose real path stays inside the folder are read, at most :data:`MAX_UPSTREAM_FILE_BYTES`. A
+   local file whose sha256 differs from the pin is refused, unless ``--allow-modified-prompts``: then the run
+   is labelled with the prompt set ``upstream-modified`` everywhere it is shown (results, summary, export,
+   leaderboard) and says so on stderr;
 2. the cache ``$SCIPROBE_HOME/upstream/<owner>+<name>/<commit>/<path>`` (re-checked against the pin);
 3. ``raw.githubusercontent.com`` at the pinned commit, checked against the pinned sha256, then cached.
    Offline (``SCIPROBE_OFFLINE=1`` or ``HF_HUB_OFFLINE=1``) and not cached: a one-line error naming the override.
 
-Python files are never executed: :func:`python_constants` reads their module-level literals with :mod:`ast`.
+Python files are never executed: :func:`python_constants` reads their module-level literals with :mod:`ast`
+(code nested too deeply for the parser is one error line, never a RecursionError or MemoryError).
 The LACER judge template (:mod:`sciprobe.benchmarks.prescience.lacer`) is fetched with :func:`fetch_pinned` too.
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +37,15 @@ if TYPE_CHECKING:
 #: ``--prompts``: sciprobe's own wording (the default) or upstream's templates at the pinned commit
 PROMPT_SETS = ("sciprobe", "upstream")
 DEFAULT_PROMPT_SET = "sciprobe"
+UPSTREAM_PROMPT_SET = "upstream"
+#: what a result records when its upstream templates differ from the pin (``--allow-modified-prompts``)
+MODIFIED_PROMPT_SET = "upstream-modified"
+#: every prompt set a result may record, in the order the leaderboard lists them (each ranked on its own)
+RECORDED_PROMPT_SETS = (DEFAULT_PROMPT_SET, UPSTREAM_PROMPT_SET, MODIFIED_PROMPT_SET)
+#: how a recorded prompt set that sciprobe does not know is shown (never ranked with a known one)
+UNKNOWN_PROMPT_SET = "unknown"
+#: the most bytes read of one upstream file (the largest pinned template is 68 KB)
+MAX_UPSTREAM_FILE_BYTES = 1 << 20
 
 
 def offline() -> bool:
@@ -50,14 +64,60 @@ def check_prompt_set(name: str | None) -> str:
     return name
 
 
+def recorded_prompt_set(provenance: Mapping[str, Any] | None) -> str:
+    """The prompt set a result's provenance says its model got, as every output shows it: ``upstream`` only
+    when no upstream file it read is recorded as differing from the pin (one that is makes it
+    ``upstream-modified``, also in results files written before that label existed); a name sciprobe does not
+    know is :data:`UNKNOWN_PROMPT_SET`."""
+    prov = provenance if isinstance(provenance, Mapping) else {}
+    name = prov.get("prompt_set") or DEFAULT_PROMPT_SET
+    if name not in RECORDED_PROMPT_SETS:
+        return UNKNOWN_PROMPT_SET
+    upstream = prov.get("upstream_prompts")
+    files = upstream.get("files") if isinstance(upstream, Mapping) else None
+    if name == UPSTREAM_PROMPT_SET and isinstance(files, Mapping) and any(
+            not isinstance(f, Mapping) or f.get("matches_pin") is not True for f in files.values()):
+        return MODIFIED_PROMPT_SET
+    return str(name)
+
+
+#: how outputs name a non-default prompt set (export names, notes, the summary)
+PROMPT_SET_TITLES = {UPSTREAM_PROMPT_SET: "upstream prompts", MODIFIED_PROMPT_SET: "MODIFIED upstream prompts",
+                     UNKNOWN_PROMPT_SET: "unknown prompts"}
+
+
+def read_regular_file(path: Path, what: str, max_bytes: int = MAX_UPSTREAM_FILE_BYTES) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``max_bytes`` (counted as read, so a sparse
+    file or one that grows is cut at the cap, and a FIFO or device is refused without blocking)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SciprobeError(f"cannot read {what} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SciprobeError(f"{what} is not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise SciprobeError(f"cannot read {what} ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise SciprobeError(f"{what} is larger than {max_bytes:,} bytes: not a template file")
+    return data
+
+
 def fetch_pinned(url: str, sha256: str, cached: Path, *, what: str, hint: str, timeout_s: float = 30.0,
                  offline_mode: bool | None = None) -> tuple[bytes, str]:
     """The bytes at ``url`` whose sha256 is pinned: from ``cached`` when it holds them, else downloaded once,
-    verified and cached (atomically). Returns (bytes, where they came from)."""
+    verified and cached (atomically). Returns (bytes, where they came from). Neither the cache nor the download
+    is read beyond :data:`MAX_UPSTREAM_FILE_BYTES`."""
     import hashlib
 
     if cached.is_file():
-        data = cached.read_bytes()
+        try:
+            data = read_regular_file(cached, f"the cached {what}")
+        except SciprobeError:
+            data = b""  # unreadable or oversized: a corrupted cache entry, fetched again below
         if hashlib.sha256(data).hexdigest() == sha256:
             return data, f"{url} (cached {cached})"
         cached.unlink()  # a corrupted cache entry: fetch again
@@ -68,10 +128,12 @@ def fetch_pinned(url: str, sha256: str, cached: Path, *, what: str, hint: str, t
 
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response:
-            data = response.read()
+            data = response.read(MAX_UPSTREAM_FILE_BYTES + 1)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise SciprobeError(f"cannot download {what} ({reason}); {hint}") from None
+    if len(data) > MAX_UPSTREAM_FILE_BYTES:
+        raise SciprobeError(f"{what} at {url} is larger than {MAX_UPSTREAM_FILE_BYTES:,} bytes; {hint}")
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise SciprobeError(f"{what} at {url} has sha256 {digest[:12]}…, expected {sha256[:12]}…; {hint}")
@@ -85,12 +147,14 @@ def fetch_pinned(url: str, sha256: str, cached: Path, *, what: str, hint: str, t
 def python_constants(text: str, where: str = "<upstream file>") -> dict[str, Any]:
     """Module-level ``NAME = <literal>`` assignments of Python source, without executing it: strings, numbers,
     dicts and lists (:func:`ast.literal_eval`), and ``"...".strip()``-style calls on a string literal. A later
-    assignment to the same name wins, as at run time."""
+    assignment to the same name wins, as at run time. Code nested too deeply to parse is refused in one line."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise SciprobeError(f"{where} is not Python this interpreter can read ({exc.msg}, line {exc.lineno})") \
             from None
+    except (RecursionError, MemoryError):  # the parser's own limits: absurdly nested expressions
+        raise SciprobeError(f"{where} is nested too deeply to parse: not a template file") from None
     out: dict[str, Any] = {}
     for node in tree.body:
         if not isinstance(node, ast.Assign):
@@ -106,19 +170,30 @@ def python_constants(text: str, where: str = "<upstream file>") -> dict[str, Any
 
 _NOT_LITERAL = object()
 _STRING_METHODS = {"strip": str.strip, "lstrip": str.lstrip, "rstrip": str.rstrip}
+#: the longest ``"...".strip().strip()`` chain read as a literal (upstream's files have one call)
+_MAX_STRING_CALLS = 8
 
 
 def _literal(node: ast.expr) -> Any:
+    """A literal, or a string literal with up to :data:`_MAX_STRING_CALLS` strip calls; else ``_NOT_LITERAL``."""
+    calls: list[str] = []
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+           and not node.keywords and node.func.attr in _STRING_METHODS and len(calls) <= _MAX_STRING_CALLS):
+        calls.append(node.func.attr)
+        node = node.func.value
+    if len(calls) > _MAX_STRING_CALLS:
+        return _NOT_LITERAL
     try:
-        return ast.literal_eval(node)
+        value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        pass
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args and not node.keywords
-            and node.func.attr in _STRING_METHODS):
-        inner = _literal(node.func.value)
-        if isinstance(inner, str):
-            return _STRING_METHODS[node.func.attr](inner)
-    return _NOT_LITERAL
+        return _NOT_LITERAL
+    if not calls:
+        return value
+    if not isinstance(value, str):
+        return _NOT_LITERAL
+    for name in reversed(calls):  # the innermost call first, as Python evaluates it
+        value = _STRING_METHODS[name](value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -155,6 +230,8 @@ class UpstreamTexts:
         self.local_dir = Path(chosen) if chosen else None
         if self.local_dir is not None and not self.local_dir.is_dir():
             raise SciprobeError(f"upstream folder {self.local_dir} not found (--upstream-dir / {dir_env(benchmark)})")
+        # the folder's real path, fixed now: every file read must stay inside it
+        self._local_root = self.local_dir.resolve() if self.local_dir is not None else None
         self.offline_mode = offline_mode
         self.timeout_s = timeout_s
         self._files: dict[str, UpstreamFile] = {}
@@ -171,12 +248,7 @@ class UpstreamTexts:
         if pinned is None:
             raise SciprobeError(f"{path} is not a pinned prompt file of {self.upstream.label}")
         if self.local_dir is not None:
-            found = next((c for c in (self.local_dir / path, self.local_dir / self.benchmark / path) if c.is_file()),
-                         None)
-            if found is None:
-                raise SciprobeError(f"{path} not found in the upstream folder {self.local_dir} (nor under "
-                                    f"{self.benchmark}/); it must hold {self.upstream.label}'s files at their paths")
-            result = UpstreamFile(path, found.read_bytes(), str(found), pinned)
+            result = self._local_file(path, pinned)
         else:
             from sciprobe.paths import sciprobe_home
 
@@ -188,6 +260,21 @@ class UpstreamTexts:
             result = UpstreamFile(path, data, source, pinned)
         self._files[path] = result
         return result
+
+    def _local_file(self, path: str, pinned: str) -> UpstreamFile:
+        """``path`` from the local folder (``DIR/<path>``, else ``DIR/<bench>/<path>``): a regular file whose real
+        path stays inside the folder; a symlink leading out of it is refused, never followed."""
+        assert self.local_dir is not None and self._local_root is not None
+        for candidate in (self.local_dir / path, self.local_dir / self.benchmark / path):
+            if not os.path.lexists(candidate):
+                continue
+            real = Path(os.path.realpath(candidate))
+            if not real.is_relative_to(self._local_root):
+                raise SciprobeError(f"upstream file {candidate} resolves to {str(real)!r}, outside the upstream "
+                                    f"folder {self.local_dir}: refused (templates are read only from inside it)")
+            return UpstreamFile(path, read_regular_file(real, f"upstream file {candidate}"), str(candidate), pinned)
+        raise SciprobeError(f"{path} not found in the upstream folder {self.local_dir} (nor under "
+                            f"{self.benchmark}/); it must hold {self.upstream.label}'s files at their paths")
 
     def text(self, path: str) -> str:
         try:
@@ -212,10 +299,25 @@ class UpstreamTexts:
                 "files": {p: {"sha256": f.sha256, "source": f.source, "matches_pin": f.matches_pin}
                           for p, f in sorted(self._files.items())}}
 
+    def modified(self) -> list[UpstreamFile]:
+        """The files read so far whose sha256 differs from the pin (only a local folder can supply one)."""
+        return [f for _, f in sorted(self._files.items()) if not f.matches_pin]
+
     def warnings(self) -> list[str]:
-        return [f"upstream prompt file {p} differs from {self.upstream.label} (sha256 {f.sha256[:12]}…, pinned "
-                f"{f.pinned_sha256[:12]}…): the run used the local copy {f.source}"
-                for p, f in sorted(self._files.items()) if not f.matches_pin]
+        return [f"upstream prompt file {f.path} differs from {self.upstream.label} (sha256 {f.sha256[:12]}…, pinned "
+                f"{f.pinned_sha256[:12]}…): the run used the local copy {f.source} (prompt set "
+                f"{MODIFIED_PROMPT_SET})" for f in self.modified()]
+
+    def refusal(self) -> str | None:
+        """Why the files read so far cannot run as the upstream prompt set (None: every one matches the pin)."""
+        modified = self.modified()
+        if not modified:
+            return None
+        first = modified[0]
+        more = f" (and {len(modified) - 1} more)" if len(modified) > 1 else ""
+        return (f"upstream prompt file {first.source}{more} differs from {self.upstream.label} (sha256 "
+                f"{first.sha256[:12]}…, pinned {first.pinned_sha256[:12]}…): refused; pass --allow-modified-prompts "
+                f"to run with it, labelled {MODIFIED_PROMPT_SET} and never ranked with the upstream prompts")
 
 
 @dataclass
@@ -243,6 +345,33 @@ class PromptSet:
         return out
 
 
+def release_text_check(benchmark: Benchmark, location: Path | str, local: bool) -> tuple[dict[str, Any] | None,
+                                                                                        str | None]:
+    """For the upstream prompt set: does the data at ``location`` hold the release text upstream sends
+    (:attr:`~sciprobe.declaration.Upstream.release_text_options`, e.g. IDRBench's whitespace as released)? Returns
+    what provenance records (None: the benchmark declares nothing) and a warning when the messages are not, or
+    may not be, upstream's byte for byte."""
+    upstream = benchmark.upstream
+    wanted = dict(upstream.release_text_options) if upstream is not None else {}
+    if upstream is None or not wanted:
+        return None, None
+    from sciprobe.build import read_build_info
+
+    hint = f"build it with `{upstream.release_text_build}` for upstream's exact messages"
+    options = read_build_info(Path(location)).get("options") if local else None
+    if not isinstance(options, Mapping):
+        return ({"reader_options": None, "as_released": None},
+                f"cannot tell whether the {benchmark.name} data holds the release text upstream sends (no sciprobe "
+                f"build record): the upstream prompts may not be upstream's messages byte for byte; {hint}")
+    built = {key: options.get(key, benchmark.source_options.get(key)) for key in wanted}
+    if built == wanted:
+        return {"reader_options": built, "as_released": True}, None
+    changed = ", ".join(f"{key}={built[key]!r}" for key in wanted if built[key] != wanted[key])
+    return ({"reader_options": built, "as_released": False},
+            f"the {benchmark.name} data was built with {changed}, not the release text upstream sends: the upstream "
+            f"prompts are not upstream's messages byte for byte (recorded in provenance); {hint}")
+
+
 def no_upstream_prompt_reason(benchmark: Benchmark, task: TaskSpec) -> str | None:
     """Why ``--prompts upstream`` cannot run ``task`` (None: it can)."""
     if task.upstream_prompt:
@@ -253,9 +382,10 @@ def no_upstream_prompt_reason(benchmark: Benchmark, task: TaskSpec) -> str | Non
 
 
 def prompt_set_for(benchmark: Benchmark, task: TaskSpec, name: str | None, *, local_dir: Path | str | None = None,
-                   offline_mode: bool | None = None) -> PromptSet:
+                   offline_mode: bool | None = None, allow_modified: bool = False) -> PromptSet:
     """The prompt set a task runs with. The upstream set reads its templates now, so a missing file fails before
-    any model call."""
+    any model call. A template that differs from the pin is refused unless ``allow_modified``; then the set is
+    :data:`MODIFIED_PROMPT_SET` and carries a warning per file."""
     name = check_prompt_set(name)
     if name == DEFAULT_PROMPT_SET:
         return PromptSet()
@@ -268,4 +398,8 @@ def prompt_set_for(benchmark: Benchmark, task: TaskSpec, name: str | None, *, lo
     factory = resolve(task.upstream_prompt)
     texts = UpstreamTexts(benchmark.name, benchmark.upstream, local_dir, offline_mode=offline_mode)
     builders = dict(factory(texts))
-    return PromptSet("upstream", builders, texts.provenance(), tuple(texts.warnings()))
+    refusal = texts.refusal()
+    if refusal and not allow_modified:
+        raise SciprobeError(refusal)
+    return PromptSet(MODIFIED_PROMPT_SET if refusal else UPSTREAM_PROMPT_SET, builders, texts.provenance(),
+                     tuple(texts.warnings()))

@@ -16,8 +16,8 @@ Tasks (`sciprobe tasks` lists them all with their kind):
     prior_work_selection, citation_prediction (alias impact_prediction), future_combination, topic_trends,
     topic_pair_trends (prompts built from the leak-free history H^<t of the dataset's own corpus)
   scitaste: pure_qa
-  sgibench: deep_research, wet_experiment, experimental_reasoning (images in Doc.images), idea_generation (objective
-    terms; the judge panel's votes and `final` with SCIPROBE_SGI_IDEA_JUDGES)
+  sgibench: deep_research, wet_experiment (strict and soft scores), experimental_reasoning (images in Doc.images),
+    idea_generation (objective terms; the judge panel's votes and `final` with SCIPROBE_SGI_IDEA_JUDGES)
 
 sciprobe-only (multi-step: lighteval asks a model once per item and scores the answer, these need more):
   idrbench:i2r -- a Swiss tournament of pairwise model calls over each candidate list (the ranking is the outcome

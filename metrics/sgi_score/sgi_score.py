@@ -24,7 +24,8 @@ from sciprobe.scoring.sgi import wet_experiment
 _DESCRIPTION = """\
 SGI-Bench scores. Configs: `deep_research` (Exact Match; last <answer> block), `idea_generation` (objective
 terms with all-MiniLM-L6-v2 plus judge-panel votes), `dry_experiment` (PassAll@1/3/5, AET, SER from execution
-results), `wet_experiment` (sequence similarity, parameter accuracy, final), `experimental_reasoning`
+results), `wet_experiment` (sequence similarity, parameter accuracy, final, and the soft scores soft_ss / soft_pa /
+soft_final of SGI-Bench@3854aa9), `experimental_reasoning`
 (multiple-choice accuracy; first \\boxed{X}) and `overall` (the SGI-Score: mean of the five component scores).
 `mode="official"` reproduces the upstream scoring code, quirks included, and also reports what upstream would
 have dropped; `mode="paper"` implements the paper's definitions. Failed items count as failures (score 0) and
@@ -56,7 +57,8 @@ Args:
     rel_tol (`float`, default 1e-6): numeric tolerance of paper mode (deep_research, wet, dry).
     coverage (`list` of `dict`, optional, overall): per component {n_items, n_scored, n_failed}.
 Returns:
-    mode (`str`), the component's numbers (e.g. exact_match, ss/pa/final, passall_at_5, mca, sgi_score),
+    mode (`str`), the component's numbers (e.g. exact_match, ss/pa/final and soft_ss/soft_pa/soft_final,
+    passall_at_5, mca, sgi_score),
     per-item details, official-only `*_upstream` / `n_upstream_dropped`, and n_items, n_scored, n_failed,
     failure_rate.
 Examples:

@@ -89,9 +89,10 @@ ABOUT = """
   dataset folder) or benchmark version is a separate row, never merged; a newer result on the same revision
   replaces the cell.
   Runs with upstream's own prompts (column *Prompts*) are separate rows, listed after and never ranked with the
-  runs on sciprobe's prompts. The *Overview* has one row per model with its rows of the benchmarks side by side
-  (columns *Version*, *Dataset* and *Revision* name each benchmark's); a second data revision of one benchmark
-  makes a second overview row.
+  runs on sciprobe's prompts; runs on upstream templates that differ from the pinned ones (`upstream-modified`)
+  come last, ranked only among themselves. The *Overview* has one row per model with its rows of the benchmarks
+  side by side (columns *Version*, *Dataset* and *Revision* name each benchmark's); a second data revision of one
+  benchmark makes a second overview row.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
 * **Cells:** the task's headline metric in the chosen mode, written with the decimals its metric declares (3 on a

@@ -159,10 +159,20 @@ class ResultRecord:
     created_time: str = field(default_factory=lambda: iso(utc_now()))
     model_cutoff_source: str | None = None   # "registry" | "claim" (None: a record from before sources)
     claimed_cutoff: str | None = None        # what the submitter claimed, kept even when the registry wins
-    prompt_set: str = DEFAULT_PROMPT_SET     # the prompts the model got: "sciprobe" or "upstream"
+    # the prompts the model got: "sciprobe", "upstream" or "upstream-modified" (sciprobe.upstream.RECORDED_PROMPT_SETS)
+    prompt_set: str = DEFAULT_PROMPT_SET
     # a reference baseline's {"name", "description"} (``sciprobe baselines``): shown as a reference row, never
     # ranked, owned by nobody (``user`` is ""); None for every model result
     reference_baseline: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # one rule for every way a record is made (import, the worker, a stored record): the set its provenance
+        # shows, so upstream templates that differ from the pin are "upstream-modified" even where an older file
+        # or record says "upstream"
+        from sciprobe.upstream import recorded_prompt_set
+
+        provenance = self.provenance if isinstance(self.provenance, dict) else {}
+        self.prompt_set = recorded_prompt_set({**provenance, "prompt_set": self.prompt_set})
 
     @property
     def is_reference(self) -> bool:

@@ -3,8 +3,9 @@
 One row per (model, benchmark, benchmark version, dataset fingerprint, dataset revision, cutoff, judge set, prompt
 set) — results scored on a different dataset revision or benchmark version never share a row; the ``Revision``
 column shows the hub revision (or ``files:<checksum>`` for a local dataset folder), ``Prompts`` the prompt set
-(sciprobe's own wording or upstream's templates): the two sets are never ranked together (sciprobe's rows first,
-then the upstream-prompt rows, each ranked on its own). Every table has, per task, the headline metric of the chosen
+(sciprobe's own wording, upstream's templates, or upstream templates that differ from the pin): the sets are never
+ranked together (sciprobe's rows first, then the upstream-prompt rows, then the ``upstream-modified`` ones, each
+ranked on its own). Every table has, per task, the headline metric of the chosen
 mode, its 95% bootstrap interval (``<score column> 95% CI``: ``[low, high]`` or ``n/a``,
 :mod:`~sciprobe.leaderboard.intervals`) and its coverage (``scored/total``) next to it; the overview adds a coverage
 sum. Reference baselines (:mod:`~sciprobe.leaderboard.reference`) are rows of ``Type`` "reference baseline", listed
@@ -375,17 +376,24 @@ def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[s
     }
 
 
+def prompt_set_rank(name: str) -> int:
+    """Where a prompt set's rows are listed: sciprobe's, upstream's, modified upstream templates, anything else."""
+    from sciprobe.upstream import RECORDED_PROMPT_SETS
+
+    return RECORDED_PROMPT_SETS.index(name) if name in RECORDED_PROMPT_SETS else len(RECORDED_PROMPT_SETS)
+
+
 def ranked_order(frame: Any, score_cols: Sequence[str]) -> Any:
-    """Models first, by score, each prompt set ranked on its own (sciprobe's prompts first, then upstream's) and,
-    within it, each rank group (:data:`GROUP_KEY`: the full data first, then each cutoff's results); then the rows
-    of ``--limit`` samples by name (never ranked, so never ordered by score); the reference rows last, never among
-    the models (sorted by score among themselves)."""
+    """Models first, by score, each prompt set ranked on its own (sciprobe's prompts first, then upstream's, then
+    modified upstream templates) and, within it, each rank group (:data:`GROUP_KEY`: the full data first, then each
+    cutoff's results); then the rows of ``--limit`` samples by name (never ranked, so never ordered by score); the
+    reference rows last, never among the models (sorted by score among themselves)."""
     if frame.empty:
         return frame
     group = frame[GROUP_KEY] if GROUP_KEY in frame.columns else ""
     kind = frame[TYPE_COLUMN].map({MODEL_TYPE: 0, SAMPLE_TYPE: 1}).fillna(2)
     sort = {f"_score{k}": frame[col].where(frame[TYPE_COLUMN] != SAMPLE_TYPE) for k, col in enumerate(score_cols)}
-    frame = frame.assign(_kind=kind, _prompts=(frame["Prompts"] != DEFAULT_PROMPT_SET).astype(int),
+    frame = frame.assign(_kind=kind, _prompts=frame["Prompts"].map(prompt_set_rank).astype(int),
                          _rank_group=group, **sort)
     keys = ["_kind", "_prompts", "_rank_group", *sort, "Model"]
     ascending = [True, True, True, *(False for _ in sort), True]

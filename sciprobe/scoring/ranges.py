@@ -79,11 +79,13 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
     "topic_trend": _REGRESSION,
     "wape_grade": [*_percent("scheme2_score", "macro_scheme2_score", "scheme1_final", "part_a", "part_b"),
                    *_non_negative("wape_pct", "abs_bias", "weighted_dim_mae", "composite_consistency_mae"),
-                   *_unit("failure_rate"), *_correlation("weighted_dim_spearman"), *_REGRESSION],
+                   *_unit("failure_rate"), *_correlation("weighted_dim_spearman"),
+                   ScoreRange("bias"),  # the signed mean error of the total (over-rating > 0): any finite number
+                   *_REGRESSION],
     "sgi_score": [*_non_negative("aet", "n_*"),
                   *_percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*",
-                            "rv*", "ss", "pa", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty",
-                            "detailedness", "feasibility", "sgi_score")],
+                            "rv*", "ss", "pa", "soft_*", "ser", "objective_*", "win_rate_*", "effectiveness",
+                            "novelty", "detailedness", "feasibility", "sgi_score")],
 }
 
 

@@ -176,6 +176,39 @@ def test_a_statistic_that_disagrees_with_its_scorer_gives_no_interval() -> None:
     assert "declares no item statistic" in analyse(silent, result)["notes"][0]
 
 
+def test_analysed_metrics_get_their_own_interval_and_breakdowns() -> None:
+    """TaskSpec.analysed_metrics: each metric besides the headline gets other_ci and other_breakdowns from its own
+    item statistic (asked for by name), checked against the scorer's number like the headline; the results file
+    and its flat block carry them."""
+    from sciprobe.scoring.report import Coverage, ScoreReport
+
+    per_item = [{"a": 1.0, "b": 0.0}, {"a": 0.0, "b": 1.0}, {"a": 1.0, "b": 1.0}]
+
+    def score(records, mode="official"):
+        return ScoreReport("m", mode, {"a": 100 * 2 / 3, "b": 100 * 2 / 3, "c": 50.0}, Coverage(3, 3, 0))
+
+    def items(records, mode, report, metric):
+        values = [1.0] * 3 if metric == "c" else [it[metric] for it in per_item]  # "c" disagrees with its scorer
+        return mean_items(values, [False] * 3, scale=100.0)
+
+    task = TaskSpec("t", "c", "d", "m", score, headline="a", item_scores=items, breakdowns=(Breakdown("kind"),),
+                    analysed_metrics=("b", "c"))
+    records = [{"id": str(i), "kind": k} for i, k in enumerate(["x", "y", "x"])]
+    result = TaskResult("b:t", 0, {"official": score(records)}, records, {}, "a", "official")
+    result.analysis = analyse(task, result)
+    mode = result.analysis["modes"]["official"]
+    assert mode["ci"]["metric"] == "a" and mode["breakdowns"]["kind"]["groups"]["x"]["score"] == 100.0
+    b_ci = mode["other_ci"]["b"]
+    assert b_ci["metric"] == "b" and "reason" not in b_ci and b_ci["low"] <= 100 * 2 / 3 <= b_ci["high"]
+    b_groups = mode["other_breakdowns"]["b"]["kind"]["groups"]
+    assert b_groups["x"]["score"] == 50.0 and b_groups["y"]["score"] == 100.0 and b_groups["x"]["n_items"] == 2
+    assert "gives 100.0, the scorer 50.0: no interval" in mode["other_ci"]["c"]["reason"]  # checked like the headline
+    assert mode["other_breakdowns"]["c"] == {}
+    entry = result.score_dicts()["official"]
+    assert entry["other_breakdowns"]["b"] == mode["other_breakdowns"]["b"]
+    assert result.flat_metrics()["b_ci_low"] == b_ci["low"]
+
+
 def test_records_get_their_rows_fields_and_groups() -> None:
     task = TaskSpec("t", "c", "d", "m", lambda r, m: None, record_fields=("kind",),
                     breakdowns=(Breakdown("size", "size", lambda row: len(row["authors"])), Breakdown("kind")))

@@ -65,6 +65,7 @@ def _subcommands() -> list[str]:
     (["tasks", "--json"], "\"kind\""),
     (["tasks", "sgibench"], "sgibench:dry_experiment"),
     (["cutoffs"], "gpt-4o"),
+    (["paper", "idrbench"], "0.630"),
     (["--version"], "sciprobe"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_light_commands_import_no_heavy_library(argv: list[str], shows: str) -> None:

@@ -27,6 +27,7 @@ from sciprobe.upstream import (
 )
 
 from golden import CASES_DIR
+from upstream_support import pin_stand_ins
 
 CASES = CASES_DIR / "upstream"
 
@@ -126,10 +127,11 @@ def test_download_is_checked_against_the_pin_cached_then_read_offline(tmp_path: 
 
 def test_the_environment_variable_names_the_local_folder(monkeypatch) -> None:
     bench = get_benchmark("idrbench")
-    monkeypatch.setenv(dir_env("idrbench"), str(CASES / "idrbench"))
+    monkeypatch.setenv(dir_env("idrbench"), str(pin_stand_ins(monkeypatch, "idrbench")))
     prompts = prompt_set_for(bench, bench.task("ipi"), "upstream")
     assert prompts.name == "upstream" and set(prompts.builders) == {"build_messages"}
     assert prompts.record()["upstream_prompts"]["commit"] == bench.upstream.commit
+    assert prompts.warnings == ()
 
 
 def test_every_upstream_prompt_factory_builds_from_local_copies() -> None:
@@ -143,8 +145,11 @@ def test_every_upstream_prompt_factory_builds_from_local_copies() -> None:
         for task in bench.tasks.values():
             if task.upstream_prompt is None:
                 continue
-            prompts = prompt_set_for(bench, task, "upstream", local_dir=CASES / name)
+            with pytest.raises(SciprobeError, match="--allow-modified-prompts"):
+                prompt_set_for(bench, task, "upstream", local_dir=CASES / name)
+            prompts = prompt_set_for(bench, task, "upstream", local_dir=CASES / name, allow_modified=True)
             assert prompts.builders and prompts.warnings  # built, and flagged as not the pinned files
+            assert prompts.name == "upstream-modified"
             assert all(not f["matches_pin"] for f in prompts.provenance["files"].values())
             built += 1
     assert built >= 13

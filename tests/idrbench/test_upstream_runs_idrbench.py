@@ -18,6 +18,7 @@ from sciprobe.task_data import load_task_data
 from sciprobe.upstream import python_constants
 
 from golden import CASES_DIR
+from upstream_support import pin_stand_ins
 
 CASES = CASES_DIR
 UPSTREAM_DIR = CASES / "upstream" / "idrbench"
@@ -43,6 +44,11 @@ def _rows(task: str) -> list[dict]:
     return load_task_data(IDR, IDR.task(task), None).rows
 
 
+def _release_rows(task: str) -> list[dict]:
+    """The bundled sample as ``--prompts upstream`` loads it: built with the release text (no normalisation)."""
+    return load_task_data(IDR, IDR.task(task), None, sample_options=dict(IDR.upstream.release_text_options)).rows
+
+
 def _side(papers: list[dict]) -> str:
     return "\n".join(f"Title: {p['title']}; Abstract: {p['abstract']}" for p in papers)
 
@@ -62,11 +68,13 @@ def runs(tmp_path_factory, module_home) -> dict:
     sent = {}
     tasks = ["idrbench:ipi", "idrbench:ipi_5shot", "idrbench:i3_set1", "idrbench:i3_set2_3shot", "idrbench:i2r"]
     upstream = ["--prompts", "upstream", "--upstream-dir", str(UPSTREAM_DIR)]
-    for name, extra in (("sciprobe", []), ("upstream", upstream)):
-        with StubServer(reply=reply) as stub:
-            model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
-            assert main(["evaluate", *tasks, "--model", model, "--output-dir", str(out / name), *extra]) == 0
-            sent[name] = [r["messages"] for r in stub.requests]
+    with pytest.MonkeyPatch.context() as patch:
+        pin_stand_ins(patch, "idrbench")  # the upstream set as pinned (modified templates: test_modified_prompts)
+        for name, extra in (("sciprobe", []), ("upstream", upstream)):
+            with StubServer(reply=reply) as stub:
+                model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
+                assert main(["evaluate", *tasks, "--model", model, "--output-dir", str(out / name), *extra]) == 0
+                sent[name] = [r["messages"] for r in stub.requests]
     return {"out": out, "sent": sent}
 
 
@@ -74,19 +82,19 @@ def test_upstream_prompts_are_upstreams_templates_filled_as_upstream_fills_them(
     sent = runs["sent"]["upstream"]
     system = {"role": "system", "content": TEMPLATES["sys_prompt_critical"]}
     expected = [[system, {"role": "user", "content": TEMPLATES["prompt_exp_1"] % (r["title"], r["abstract"])}]
-                for r in _rows("ipi")]
+                for r in _release_rows("ipi")]
     expected += [[system, {"role": "user", "content": TEMPLATES["prompt_exp_1_fewshot"] % (r["title"], r["abstract"])}]
-                 for r in _rows("ipi_5shot")]
+                 for r in _release_rows("ipi_5shot")]
     expected += [[system, {"role": "user", "content": TEMPLATES["prompt_exp_2"] % (_side(r["side_b"]),
                                                                                    _side(r["side_c"]))}]
-                 for r in _rows("i3_set1")]
+                 for r in _release_rows("i3_set1")]
     expected += [[system, {"role": "user", "content": TEMPLATES["prompt_exp_2_fewshot"] % (_side(r["side_b"]),
                                                                                            _side(r["side_c"]))}]
-                 for r in _rows("i3_set2_3shot")]
+                 for r in _release_rows("i3_set2_3shot")]
     for messages in expected:
         assert messages in sent
     comparisons = [m for m in sent if m[1]["content"].startswith("\nTEST-I2R")]
-    seeds = {r["seed"]["title"] for r in _rows("i2r")}
+    seeds = {r["seed"]["title"] for r in _release_rows("i2r")}
     assert comparisons and all(m[0] == system for m in comparisons)
     assert all(m[1]["content"].split("Main paper title: ")[1].split(";\n")[0] in seeds for m in comparisons)
     assert not any("TEST-" in m[-1]["content"] for m in runs["sent"]["sciprobe"])  # the default set is ours
@@ -102,7 +110,10 @@ def test_results_record_the_prompt_set_and_where_the_templates_came_from(runs: d
         files = prov["upstream_prompts"]["files"]
         assert prov["upstream_prompts"]["commit"] == IDR.upstream.commit
         assert files["utils.py"]["source"].endswith("upstream/idrbench/utils.py")
-        assert files["utils.py"]["matches_pin"] is False and "differs from" in prov["prompt_warnings"][0]
+        assert files["utils.py"]["matches_pin"] is True and "prompt_warnings" not in prov
+        # the bundled sample was built with the release text, as upstream sends it
+        assert prov["upstream_prompts"]["release_text"] == {"reader_options": {"normalize_whitespace": False},
+                                                            "as_released": True}
         assert prov["prompt_hash"] != ours[key]["provenance"]["prompt_hash"]
     assert all(t["provenance"]["prompt_set"] == "sciprobe" and "upstream_prompts" not in t["provenance"]
                for t in ours.values())

@@ -17,12 +17,19 @@ from sciprobe.task_data import load_task_data
 from sciprobe.upstream import prompt_set_for
 
 from golden import CASES_DIR
+from upstream_support import pin_stand_ins
 
 CASES = CASES_DIR
 UPSTREAM_DIR = CASES / "upstream" / "prescience"
 SYSTEM_FILE = UPSTREAM_DIR / "task_followup_prediction" / "templates" / "prediction_system.prompt"
 LOGS = CASES / "upstream_logs" / "prescience"
 PRE = get_benchmark("prescience")
+
+
+@pytest.fixture(autouse=True)
+def _stand_ins_pinned(monkeypatch) -> None:
+    """The stand-in templates as the pinned ones (modified templates: tests/core/test_modified_prompts.py)."""
+    pin_stand_ins(monkeypatch, "prescience")
 
 
 def _rows(task: str) -> list[dict]:

@@ -52,6 +52,20 @@ def test_compute_equals_sciprobe_functions(loaded: dict[str, Any]) -> None:
     assert checked >= 20
 
 
+def test_wet_config_returns_the_soft_scores(loaded: dict[str, Any]) -> None:
+    """config wet_experiment: soft_ss / soft_pa / soft_final (SGI-Bench@3854aa9) next to the strict numbers; an
+    inserted step costs its share instead of zeroing official SS."""
+    step = lambda out, name: f"{out} = <{name}>(\n    p=1\n)"  # noqa: E731
+    ref = "\n".join(step(f"s{i}", n) for i, n in enumerate("ABC"))
+    pred = "<answer>\n" + "\n".join(step(f"t{i}", n) for i, n in enumerate("AXBC")) + "\n</answer>"
+    for mode in ("official", "paper"):
+        got = loaded["wet_experiment"].compute(predictions=[pred, None], references=[ref, ref], mode=mode)
+        # item 1: 3 of 3 matched among 4 -> 3/3 x 3/4 for SS and PA; item 2 (failed generation): 0
+        assert (got["soft_ss"], got["soft_pa"], got["soft_final"]) == (37.5, 37.5, 37.5)
+        assert got["ss"] == (0.0 if mode == "official" else 37.5) and got["n_failed"] == 1  # strict: lengths differ
+        assert got["per_item"][0]["soft_matched"] == 3
+
+
 def test_overall_with_coverage(loaded: dict[str, Any]) -> None:
     names = list(overall.COMPONENTS)
     got = loaded["overall"].compute(predictions=[50.0, 40.0, 30.0, 20.0, 10.0], references=names,

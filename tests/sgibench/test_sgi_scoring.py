@@ -106,6 +106,8 @@ def test_case_files_cover_the_quirks() -> None:
                      "sgi_wet_experiment:official_lexicographic_ss", "sgi_wet_experiment:paper_kendall_ss",
                      "sgi_wet_experiment:official_value_blind",
                      "sgi_wet_experiment:official_single_line_call_swallows_next_step",
+                     "sgi_wet_experiment:official_soft_inserted_step_keeps_credit",
+                     "sgi_wet_experiment:paper_soft_value_aware",
                      "sgi_reasoning:official_first_box", "sgi_dry_experiment:official_quirks_stderr_timeout_exit",
                      "sgi_idea:official_objective_gates_and_quirks", "sgi_overall:official_rounds_components_first"):
         assert required in names

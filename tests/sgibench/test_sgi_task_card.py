@@ -75,6 +75,31 @@ def test_metrics_score_through_sciprobe(card: ModuleType, built: Path) -> None:
     assert by_name["failure_rate"].corpus_level_fn.compute_corpus(items) == 0.0
 
 
+def test_wet_card_reports_the_soft_scores(card: ModuleType, built: Path) -> None:
+    """soft_ss / soft_pa / soft_final (SGI-Bench@3854aa9) in both modes, scored by the declaration's scorer: an
+    answer lacking its last step loses all strict SS but keeps most of the soft scores."""
+    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+
+    cfg = next(t for t in card.TASKS_TABLE if t.name.endswith("wet_experiment"))
+    by_name = {m.metric_name: m for m in cfg.metrics}
+    soft = [f"{key}{suffix}" for suffix in ("", "_paper") for key in ("soft_final", "soft_ss", "soft_pa")]
+    assert set(soft) <= set(by_name) and all(by_name[n].higher_is_better for n in soft)
+    row = datasets.load_dataset(str(built), "wet_experiment", split="test")[0]
+    steps = row["answer"].rstrip().splitlines()
+    closers = [i for i, line in enumerate(steps) if line.strip() == ")"]
+    short = "<answer>\n" + "\n".join(steps[: closers[-2] + 1]) + "\n</answer>"
+    doc = cfg.prompt_function(row, cfg.name)
+    items = [by_name["soft_ss"].sample_level_fn.compute(doc=doc, model_response=_response(short))]
+    expected = wet_experiment_scores([short], [row["answer"]])
+    for name in soft:
+        key, mode = (name[: -len("_paper")], "paper") if name.endswith("_paper") else (name, "official")
+        want = expected.values[key] if mode == "official" else \
+            wet_experiment_scores([short], [row["answer"]], mode="paper").values[key]
+        assert by_name[name].corpus_level_fn.compute_corpus(items) == pytest.approx(want)
+    assert by_name["ss"].corpus_level_fn.compute_corpus(items) == 0.0
+    assert by_name["soft_ss"].corpus_level_fn.compute_corpus(items) > 50.0
+
+
 def test_end_to_end_with_canned_model(card: ModuleType, built: Path, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """lighteval Pipeline over the local folder with a model that always answers the same text."""

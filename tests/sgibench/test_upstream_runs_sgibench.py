@@ -21,11 +21,18 @@ from sciprobe.task_data import load_task_data
 from sciprobe.upstream import prompt_set_for, python_constants
 
 from golden import CASES_DIR
+from upstream_support import pin_stand_ins
 
 CASES = CASES_DIR
 UPSTREAM_DIR = CASES / "upstream" / "sgibench"
 LOGS = CASES / "upstream_logs" / "sgibench"
 SGI = get_benchmark("sgibench")
+
+
+@pytest.fixture(autouse=True)
+def _stand_ins_pinned(monkeypatch) -> None:
+    """The stand-in templates as the pinned ones (modified templates: tests/core/test_modified_prompts.py)."""
+    pin_stand_ins(monkeypatch, "sgibench")
 
 
 def _constant(relative: str, name: str):

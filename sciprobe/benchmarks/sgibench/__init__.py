@@ -21,7 +21,7 @@ from typing import Any
 from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
-from sciprobe.benchmarks.sgibench.upstream import UPSTREAM
+from sciprobe.benchmarks.sgibench.upstream import UPSTREAM, WET_SOFT_COMMIT
 from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
 from sciprobe.lazy import lazy
 
@@ -234,13 +234,19 @@ def per_item_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
     return mean_items(report.values["per_item"], _no_answer(records), scale=100.0)
 
 
+#: the wet metrics that are a mean over items of a per-item number of the same name
+_WET_ITEM_METRICS = ("final", "ss", "pa", "soft_final", "soft_ss", "soft_pa")
+
+
 def wet_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
               headline: str = "") -> Any:
+    """``final`` (the headline) or another of :data:`_WET_ITEM_METRICS` ×100: the mean over every item."""
     from sciprobe.scoring.item_scores import mean_items
 
+    metric = headline if headline in _WET_ITEM_METRICS else "final"
     items = report.values["per_item"]
     failed = [it["status"] in ("no_response", "bad_reference", "upstream_crash") for it in items]
-    return mean_items([it["final"] for it in items], failed, scale=100.0)
+    return mean_items([it[metric] for it in items], failed, scale=100.0)
 
 
 def dry_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
@@ -272,6 +278,10 @@ def _breakdowns(*extra: str) -> tuple[Breakdown, ...]:
     titles = {"type": "question type", "image_type": "image type", "function_type": "function type"}
     return (Breakdown("discipline", "discipline"), Breakdown("direction", "research direction"),
             *(Breakdown(name, titles[name]) for name in extra))
+
+
+#: SGI-Bench@3854aa9's soft wet scores (``compare_exp_steps_soft``): intervals and breakdowns in every results file
+_WET_SOFT_METRICS = ("soft_final", "soft_ss", "soft_pa")
 
 
 def _dry_gold(row: Mapping) -> list[str]:
@@ -315,8 +325,10 @@ TASKS = {
         metric="sgi_score", score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
         parse=parse_wet, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES,
         leaderboard_mode=_RANKED, headline="final",
-        corpus_metrics=(("final", True), ("ss", True), ("pa", True)), upstream_prompt=_PROMPTS + "wet_prompts",
-        record_fields=("discipline", "direction"), breakdowns=_breakdowns(), item_scores=wet_items),
+        # the soft scores follow SGI-Bench@3854aa9 (after the pin); the SGI-Score keeps the strict `final`
+        corpus_metrics=(("final", True), ("ss", True), ("pa", True), *((m, True) for m in _WET_SOFT_METRICS)),
+        upstream_prompt=_PROMPTS + "wet_prompts", record_fields=("discipline", "direction"),
+        breakdowns=_breakdowns(), item_scores=wet_items, analysed_metrics=_WET_SOFT_METRICS),
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
@@ -365,6 +377,12 @@ CARD_SECTIONS = {
         "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "
         f"(SGI-Bench@{UPSTREAM_COMMIT[:7]}, quirks included) and `mode=paper`; see the metric card for every "
         "difference and for the failure accounting.",
+        "- **Soft wet scores**: wet experiments also report `soft_ss`, `soft_pa` and `soft_final`, the soft scores "
+        f"upstream added after the pin (SGI-Bench@{WET_SOFT_COMMIT[:7]}, `compare_exp_steps_soft`: actions aligned "
+        "by a longest common subsequence, SS and PA as recall x precision, so a missing or an extra step no longer "
+        "zeroes SS or shifts every later step); official mode reproduces that commit, paper mode applies the same "
+        "formulas to the tolerant parse and compares literal values. The SGI-Score keeps the strict `final`, as "
+        "upstream does; results carry intervals and breakdowns of the soft scores too.",
         "- **Licensing**: the upstream repository has no license and the dataset cards disagree (MIT on "
         "SGI-DryExperiment, a proposed CC-BY-NC-4.0 on SGI-IdeaGeneration); load the data from the Hub, do not "
         "redistribute builds.",
@@ -410,6 +428,7 @@ BENCHMARK = Benchmark(
           "dry_experiment": {"limit": 1, "modes": ["official"]}, "wet_experiment": {"limit": 1, "modes": ["official"]},
           "experimental_reasoning": {"limit": 1, "modes": ["official"]}},
     summary_rows="sciprobe.benchmarks.sgibench.demo:sgi_score_rows",
+    aggregates={"sgi_score": "sgi_score"},  # the mean of the five components (sciprobe.scoring.sgi.overall)
     upstream=UPSTREAM,
     upstream_logs="sciprobe.benchmarks.sgibench.upstream_logs:read_logs",
     baselines="sciprobe.benchmarks.sgibench.baselines:baselines",

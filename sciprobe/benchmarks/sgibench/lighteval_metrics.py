@@ -6,8 +6,9 @@ rather than ``id``, score raw responses (not parsed labels), and reasoning items
 The computations are module-level classes naming their task, so lighteval can pickle them for its workers.
 Importing this module imports lighteval.
 
-Tasks: ``deep_research`` (EM), ``wet_experiment`` (SS, PA, final), ``experimental_reasoning`` (MCA, images in
-``Doc.images``) and ``idea_generation``: one answer per item, scored by the declaration's scorer -- the objective
+Tasks: ``deep_research`` (EM), ``wet_experiment`` (SS, PA, final, and the soft scores of SGI-Bench@3854aa9:
+soft_final, soft_ss, soft_pa), ``experimental_reasoning`` (MCA, images in ``Doc.images``) and
+``idea_generation``: one answer per item, scored by the declaration's scorer -- the objective
 halves (all-MiniLM-L6-v2, graph similarity) always, and the judge panel's position-swapped votes (hence the
 ``final`` SGI component) when ``$SCIPROBE_SGI_IDEA_JUDGES`` names the panel (``SPEC`` or ``SPEC1;SPEC2``; calls go
 through sciprobe's client and response cache, as ``sciprobe evaluate sgibench:idea_generation --judge`` does).

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sciprobe.declaration import Upstream
+from sciprobe.errors import SciprobeError
 
 DEEP_RESEARCH_PATH = "evaluation/task_1_deep_research/step_1_get_answer.py"
 IDEA_PATH = "evaluation/task_2_idea_generation/step_1_get_answer.py"
@@ -28,6 +29,9 @@ REASONING_PATH = "evaluation/task_4_experimental_reasoning/step_1_get_answer.py"
 # The answer-level deep-research judge (``llm_judge``) came after the pinned commit; sciprobe's ``llm_judge``
 # metric follows this later commit (its ``step_2_score.py``), SGI-Score still uses exact match.
 ANSWER_JUDGE_COMMIT = "5d562f64b7e811e7cc3da7b22c0a24fd6678dfca"
+# Likewise the soft wet-experiment scores (``soft_ss``, ``soft_pa``, ``soft_final``): ``compare_exp_steps_soft`` of
+# this later commit; SGI-Score still uses the strict ``final``.
+WET_SOFT_COMMIT = "3854aa98c945e401c053d2770e1dc826c37ecf42"
 
 UPSTREAM = Upstream(
     repo="InternScience/SGI-Bench", commit="8268d4349bff7c193eaa93ffb47418f402f9be2a",
@@ -38,7 +42,9 @@ UPSTREAM = Upstream(
         WET_PATH: "10a20d19e9d9edb8d82eb0974e42d0dc56768719000f9398c0f11bf4a58af283",
         REASONING_PATH: "f0bb0e8ebf913913d5b3c0d4c15353c990a32e09890f32c804496c8acadf1710",
     },
-    note=f"deep research `llm_judge` (answer-level judge): InternScience/SGI-Bench@{ANSWER_JUDGE_COMMIT[:7]}")
+    note=f"deep research `llm_judge` (answer-level judge): InternScience/SGI-Bench@{ANSWER_JUDGE_COMMIT[:7]}; "
+         f"wet experiment soft scores `soft_ss`, `soft_pa`, `soft_final`: "
+         f"InternScience/SGI-Bench@{WET_SOFT_COMMIT[:7]}")
 
 Messages = list[dict[str, Any]]
 
@@ -71,7 +77,10 @@ def wet_prompts(texts: Any) -> dict:
 
 
 def idea_prompts(texts: Any) -> dict:
-    example = json.dumps(texts.constant(IDEA_PATH, "example", dict), indent=4)
+    try:
+        example = json.dumps(texts.constant(IDEA_PATH, "example", dict), indent=4)
+    except (TypeError, ValueError, RecursionError) as exc:  # a literal JSON cannot hold (a set, bytes, deep nesting)
+        raise SciprobeError(f"{UPSTREAM.label}:{IDEA_PATH}: example is not JSON ({type(exc).__name__})") from None
 
     def build(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> Messages:
         return _messages(row["question"] + f"\n\n### Example:\n```json\n{example}\n```")

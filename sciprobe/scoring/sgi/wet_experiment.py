@@ -21,6 +21,17 @@ paper (the paper's formulas, our decisions documented in the metric card):
 - PA = correctly specified parameters / parameters, value-aware: literals compared after normalisation
   (quotes, case, whitespace, number+unit spacing, numbers with a relative tolerance), variables through the
   output-variable mapping of matched steps; missing, extra and unmatched parameters count in the denominator.
+
+soft scores (``soft_ss``, ``soft_pa``, ``soft_final``; upstream added them after the pin, at SGI-Bench@3854aa9
+``compare_exp_steps_soft``; the strict SS/PA above, and the SGI-Score, are unchanged there):
+- actions (lower-cased, whitespace collapsed) aligned by a longest common subsequence, ties broken as upstream's
+  backtrack does; soft SS = action recall x action precision (matched / len_gt x matched / len_pred);
+- over the aligned pairs in order, a parameter score = Dice overlap of the parameter-name sets x the share of
+  shared names whose values agree (variables through the pred -> gt output map of the earlier aligned pairs,
+  every pair extends it; two literals always agree officially); soft PA = (sum / len_gt) x (sum / len_pred);
+- both protocols empty: 1.0 upstream (its strict PA raises first, so official mode records the crash); one
+  empty: 0.0. paper mode: the same formulas on the tolerant parse, literal values compared as paper PA compares
+  them; a failed generation or an unusable reference scores 0.
 """
 
 from __future__ import annotations
@@ -44,6 +55,8 @@ from sciprobe.scoring.sgi._common import (
 )
 
 METRIC = "sgi_wet_experiment"
+#: the later upstream commit whose ``compare_exp_steps_soft`` the soft scores reproduce in official mode
+SOFT_COMMIT = "3854aa98c945e401c053d2770e1dc826c37ecf42"
 
 _STEP = re.compile(r"(\w+)\s*=\s*<([^>]+)>\(\s*([\s\S]*?)(?=\n\s*\)\s*$)", re.MULTILINE)
 _PARAM = re.compile(r"^\s*(\w+)\s*=\s*(.*?)\s*(?:,)?\s*$")
@@ -271,15 +284,132 @@ def _paper_pa(gt: Sequence[Step], pred: Sequence[Step], rel_tol: float = 1e-6) -
     return correct / total
 
 
+# ------------------------------------------------------------------ soft SS / PA (SGI-Bench@3854aa9)
+
+@dataclass(frozen=True)
+class SoftScores:
+    """One item's soft scores (0-1) and the counts upstream writes beside them (``soft_*`` fields)."""
+
+    ss: float
+    pa: float
+    matched: int
+    action_recall: float
+    action_precision: float
+    parameter_recall: float
+    parameter_precision: float
+
+    @property
+    def final(self) -> float:
+        return (self.ss + self.pa) / 2
+
+
+def normalise_action(name: str) -> str:
+    """Action names as the soft alignment compares them: lower-cased, whitespace collapsed (upstream's
+    ``normalize_action``)."""
+    return _SPACES.sub(" ", name.strip().lower())
+
+
+def align_actions(gt: Sequence[str], pred: Sequence[str]) -> list[tuple[int, int]]:
+    """(gt index, pred index) pairs of a longest common subsequence of the normalised action names. Among equal
+    subsequences the one upstream's backtrack picks: from the end, a matching pair is taken when it extends the
+    subsequence, else the gt step is skipped whenever that keeps the length, else the pred step."""
+    a, b = [normalise_action(x) for x in gt], [normalise_action(x) for x in pred]
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, name in enumerate(a):
+        above, row = table[i], table[i + 1]  # locals and no max() call: a long answer makes this loop long
+        for j, other in enumerate(b):
+            if name == other:
+                row[j + 1] = above[j] + 1
+            else:
+                row[j + 1] = above[j + 1] if above[j + 1] >= row[j] else row[j]
+    pairs = []
+    i, j = len(a), len(b)
+    while i and j:
+        if a[i - 1] == b[j - 1] and table[i][j] == table[i - 1][j - 1] + 1:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif table[i - 1][j] >= table[i][j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    return pairs[::-1]
+
+
+def _aligned_parameter_score(gt: Sequence[Step], pred: Sequence[Step], pairs: Sequence[tuple[int, int]],
+                             literal_match: Any) -> float:
+    """The summed per-pair parameter score (Dice of the name sets x share of agreeing values), in pair order
+    with a plain float sum, as upstream accumulates it."""
+    generated_gt = {s.output for s in gt}
+    generated_pred = {s.output for s in pred}
+    var_map: dict[str, str] = {}
+    total = 0.0
+    for gi, pj in pairs:
+        g, p = gt[gi], pred[pj]
+        keys_gt, keys_pred = set(g.inputs), set(p.inputs)
+        shared = keys_gt & keys_pred
+        no_keys = not keys_gt and not keys_pred
+        key_score = 1.0 if no_keys else 2 * len(shared) / (len(keys_gt) + len(keys_pred))
+        if not shared:
+            value_score = 1.0 if no_keys else 0.0
+        else:
+            agree = 0
+            for key in shared:
+                vg, vp = g.inputs[key], p.inputs[key]
+                gen_g, gen_p = vg in generated_gt, vp in generated_pred
+                if gen_g and gen_p:
+                    agree += var_map.get(vp) == vg
+                elif not gen_g and not gen_p:
+                    agree += literal_match(vg, vp)
+            value_score = agree / len(shared)
+        total += key_score * value_score
+        var_map[p.output] = g.output  # every aligned pair extends the map, right or wrong
+    return total
+
+
+def soft_scores(gt: Sequence[Step], pred: Sequence[Step], mode: str = "official",
+                rel_tol: float = 1e-6) -> SoftScores:
+    """Soft SS and PA of two parsed protocols. official: SGI-Bench@3854aa9 ``compare_exp_steps_soft`` (literals
+    always agree); paper: literals compared by :func:`literals_equal`."""
+    check_mode(mode)
+    n_gt, n_pred = len(gt), len(pred)
+    if n_gt == 0 or n_pred == 0:
+        both = 1.0 if n_gt == n_pred else 0.0
+        return SoftScores(both, both, 0, both, both, both, both)
+    pairs = align_actions([s.action for s in gt], [s.action for s in pred])
+    if mode == "official":
+        def literal_match(a: str, b: str) -> bool:
+            return True
+    else:
+        def literal_match(a: str, b: str) -> bool:
+            return literals_equal(a, b, rel_tol)
+    matched = len(pairs)
+    action_recall, action_precision = matched / n_gt, matched / n_pred
+    score = _aligned_parameter_score(gt, pred, pairs, literal_match)
+    parameter_recall, parameter_precision = score / n_gt, score / n_pred
+    return SoftScores(action_recall * action_precision, parameter_recall * parameter_precision, matched,
+                      action_recall, action_precision, parameter_recall, parameter_precision)
+
+
+_NO_SOFT = SoftScores(0.0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
+
+
+def _soft_fields(soft: SoftScores) -> dict[str, Any]:
+    return {"soft_ss": soft.ss, "soft_pa": soft.pa, "soft_final": soft.final, "soft_matched": soft.matched,
+            "soft_action_recall": soft.action_recall, "soft_action_precision": soft.action_precision,
+            "soft_parameter_recall": soft.parameter_recall, "soft_parameter_precision": soft.parameter_precision}
+
+
 # ------------------------------------------------------------------ items and corpus
 
 def score_item(reference: str, response: str | None, mode: str = "official",
                rel_tol: float = 1e-6) -> dict[str, Any]:
-    """SS, PA and final (0-1) for one item plus diagnostics (``status``: ok, no_response, unparsable,
-    bad_reference, upstream_crash)."""
+    """SS, PA and final (0-1), their soft counterparts (``soft_ss``, ``soft_pa``, ``soft_final`` and upstream's
+    recall/precision terms) for one item plus diagnostics (``status``: ok, no_response, unparsable, bad_reference,
+    upstream_crash)."""
     check_mode(mode)
     if response is None and mode == "paper":
-        return {"ss": 0.0, "pa": 0.0, "final": 0.0, "status": "no_response", "n_gt": 0, "n_pred": 0}
+        return {"ss": 0.0, "pa": 0.0, "final": 0.0, "status": "no_response", "n_gt": 0, "n_pred": 0,
+                **_soft_fields(_NO_SOFT)}
     gt = parse_protocol(reference, mode)
     # official: upstream's model_answer ("None" for a failed generation, the whole reply after an unclosed tag)
     answer = official_model_answer(response) if mode == "official" else extract_answer_block(response or "")
@@ -289,21 +419,26 @@ def score_item(reference: str, response: str | None, mode: str = "official",
         status = "bad_reference"
     if mode == "official":
         ss = _official_ss([s.action for s in gt], [s.action for s in pred])
+        soft = soft_scores(gt, pred, mode)
         try:
             pa = _official_pa(gt, pred)
-        except ZeroDivisionError:
-            ss, pa, status = 0.0, 0.0, "upstream_crash"
+        except ZeroDivisionError:  # upstream's script stops before its soft scores
+            ss, pa, status, soft = 0.0, 0.0, "upstream_crash", _NO_SOFT
     else:
         ss = _paper_ss([s.action for s in gt], [s.action for s in pred]) if gt else 0.0
         pa = _paper_pa(gt, pred, rel_tol) if gt else 0.0
-    return {"ss": ss, "pa": pa, "final": (ss + pa) / 2, "status": status, "n_gt": len(gt), "n_pred": len(pred)}
+        soft = soft_scores(gt, pred, mode, rel_tol) if gt else _NO_SOFT
+    return {"ss": ss, "pa": pa, "final": (ss + pa) / 2, "status": status, "n_gt": len(gt), "n_pred": len(pred),
+            **_soft_fields(soft)}
 
 
 def wet_experiment_scores(predictions: Sequence[str | None], references: Sequence[str], *,
                           mode: str = "official", rel_tol: float = 1e-6) -> ScoreReport:
-    """SS, PA and final ×100 over all items. Failed generations and unusable references count as failed
-    (official mode scores a failed generation as upstream does, paper mode scores it 0); unparsable protocols
-    are scored (0) and counted in ``n_unparsable``. ``final_upstream`` leaves out failed generations and
+    """SS, PA and final ×100 over all items, and their soft counterparts (``soft_ss``, ``soft_pa``,
+    ``soft_final``; official: SGI-Bench@3854aa9, named in ``params["soft_upstream_commit"]``, with the two
+    length-mismatch counts upstream prints beside them). Failed generations and unusable references count as
+    failed (official mode scores a failed generation as upstream does, paper mode scores it 0); unparsable
+    protocols are scored (0) and counted in ``n_unparsable``. ``final_upstream`` leaves out failed generations and
     upstream crashes: the pinned code keeps failed generations, but published denominators suggest some runs
     dropped them (spec §6 "Denominator caveat")."""
     check_mode(mode)
@@ -314,6 +449,9 @@ def wet_experiment_scores(predictions: Sequence[str | None], references: Sequenc
         "ss": pct(mean([it["ss"] for it in items])),
         "pa": pct(mean([it["pa"] for it in items])),
         "final": pct(mean([it["final"] for it in items])),
+        "soft_ss": pct(mean([it["soft_ss"] for it in items])),
+        "soft_pa": pct(mean([it["soft_pa"] for it in items])),
+        "soft_final": pct(mean([it["soft_final"] for it in items])),
         "n_unparsable": sum(it["status"] == "unparsable" for it in items),
         "per_item": items,
     }
@@ -322,6 +460,10 @@ def wet_experiment_scores(predictions: Sequence[str | None], references: Sequenc
         values["final_upstream"] = pct(mean([it["final"] for it in kept]))
         values["n_upstream_dropped"] = sum(it["status"] == "no_response" for it in items)
         values["n_upstream_crash"] = sum(it["status"] == "upstream_crash" for it in items)
+        # the two counts upstream prints after its soft scores
+        mismatched = [it for it in items if it["n_gt"] != it["n_pred"]]
+        values["n_length_mismatch"] = len(mismatched)
+        values["n_length_mismatch_soft_ss_nonzero"] = sum(it["soft_ss"] > 0 for it in mismatched)
     n = len(items)
     return ScoreReport(METRIC, mode, values, Coverage(n, n - sum(failed), sum(failed)),
-                       params={"rel_tol": rel_tol} if mode == "paper" else {})
+                       params={"rel_tol": rel_tol} if mode == "paper" else {"soft_upstream_commit": SOFT_COMMIT})
