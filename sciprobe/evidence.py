@@ -216,10 +216,9 @@ def coverage_text(coverage: Mapping[str, Any] | None, provenance: Mapping[str, A
 
 @dataclass(frozen=True)
 class PinnedItems:
-    """The data a leaderboard ranks a task on: its fingerprint, the test ids (after the result's cutoff, when it
-    has one), how many items its whole test split has, and how to name it in a message."""
+    """The data a leaderboard ranks a task on: its test ids (after the result's cutoff, when it has one), how many
+    items its whole test split has, and how to name it in a message."""
 
-    fingerprint: str
     ids: frozenset[str]
     n_total: int
     label: str = "the pinned data"
@@ -296,10 +295,11 @@ def rank_verdict(provenance: Mapping[str, Any] | None, *, scored_ids: Collection
     Space's scoring, the tables), exported as a benchmark score, or neither.
 
     * Refused (never shown): an incomplete or partial result. With ``pinned`` (where a result enters a
-      leaderboard) also a result on other data than the pinned one, and one whose scored item ids
-      (``scored_ids``, from the results file's per-item table) or per-mode item counts (``n_items``) are not
-      what it says it covers of the pinned test ids — completeness is checked against the pinned data, never
-      taken from the file's own counts.
+      leaderboard) also one whose scored item ids (``scored_ids``, from the results file's per-item table) or
+      per-mode item counts (``n_items``) are not what it says it covers of the pinned test ids — completeness is
+      checked against the pinned data's items, never taken from the file's own counts; ids of other data are not
+      the pinned ones. (The same items from another build or revision — upstream's raw release text, an earlier
+      pin — are shown as rows of their own, ``Revision`` saying which.)
     * Shown, never ranked or exported: a ``--limit`` sample (group ``sample``).
     * Ranked: a result on every pinned item; one after a temporal cutoff only among results with that cutoff
       (group ``cutoff YYYY-MM-DD``: the same cutoff gives every model the same items)."""
@@ -312,11 +312,7 @@ def rank_verdict(provenance: Mapping[str, Any] | None, *, scored_ids: Collection
         return _refused(f"{status} result ({str(why)[:160]}); only complete results are ranked", status)
     subset = subset_of(provenance)
     group = rank_group(provenance)
-    if pinned is not None:
-        if provenance.get("dataset_fingerprint") != pinned.fingerprint:
-            shown = str(provenance.get("dataset") or provenance.get("dataset_fingerprint") or "unknown")[:80]
-            return _refused(f"scored on other data ({shown}) than {pinned.label}; only results on the pinned data "
-                            "are shown", "other data")
+    if pinned is not None:  # the items decide; another build or revision of them is another row (its Revision)
         if scored_ids is None:
             return _refused("no per-item ids to check it against the items of the pinned data", "items")
         problem = _items_problem(provenance, [str(i) for i in scored_ids], {_count(n) for n in n_items}, pinned,

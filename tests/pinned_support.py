@@ -37,9 +37,9 @@ def on_sample(result: Any) -> Any:
     return result
 
 
-def pinned_as(fingerprint: str, ids: list[str]) -> Any:
+def pinned_as(ids: list[str]) -> Any:
     """A leaderboard's pinned-items lookup (``import_results_file(..., pinned=...)``) for made-up data: every task
-    on data with ``fingerprint`` and test ids ``ids`` (a test that is not about the pinned data)."""
+    on data with the test ids ``ids`` (a test that is not about the pinned data)."""
     from sciprobe.evidence import PinnedItems
 
-    return lambda ref, cutoff: PinnedItems(fingerprint, frozenset(ids), len(ids), "the test's pinned data")
+    return lambda ref, cutoff: PinnedItems(frozenset(ids), len(ids), "the test's pinned data")

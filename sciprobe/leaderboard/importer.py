@@ -7,12 +7,12 @@ A file that is not a sciprobe results file is refused with one line; a task whos
 metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
 one line and the rest imports.
 
-Only what the evidence gate shows is imported (:func:`sciprobe.evidence.rank_verdict`): a complete result on the
-data this leaderboard pins for its benchmark (:mod:`~sciprobe.leaderboard.pins`; ``SCIPROBE_LEADERBOARD_DATA``,
-else the bundled sample), covering exactly the pinned test ids (those after its cutoff, for a cutoff result) —
-checked against the pinned data itself, not against the counts the file claims. A result on other data or on some
-of the items without saying so is left out with one line; a ``--limit`` sample of the pinned data is imported with
-one line saying it is shown unranked.
+Only what the evidence gate shows is imported (:func:`sciprobe.evidence.rank_verdict`): a complete result covering
+exactly the test ids of the data this leaderboard pins for its benchmark (:mod:`~sciprobe.leaderboard.pins`;
+``SCIPROBE_LEADERBOARD_DATA``, else the bundled sample; those after its cutoff, for a cutoff result) — checked
+against the pinned data itself, not against the counts the file claims. A result on other data or on some of the
+items without saying so is left out with one line; a ``--limit`` sample of the pinned data is imported with one
+line saying it is shown unranked.
 """
 
 from __future__ import annotations
@@ -219,9 +219,9 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
     Raises :class:`SciprobeError` (one line) when the file is not a sciprobe results file. A task whose entry is
     malformed or whose numbers are out of its metric's range is refused through ``warn`` and left out; the other
     tasks import. A task the evidence gate does not rank (:func:`gate`: incomplete — a cap cut it short or calls
-    got no answer — a ``--partial`` score, other data than the pinned one (``pinned``, default
-    :func:`pinned_lookup` of the environment), not the pinned items it says it covers) is left out with a ``warn``
-    line too; a ``--limit`` sample is imported with one, to be shown unranked."""
+    got no answer — a ``--partial`` score, not the items of the pinned data it says it covers (``pinned``, default
+    :func:`pinned_lookup` of the environment)) is left out with a ``warn`` line too; a ``--limit`` sample is
+    imported with one, to be shown unranked."""
     path = Path(path)
     pinned = pinned or pinned_lookup()
 

@@ -230,8 +230,8 @@ def _cutoff_ids(ref: str, data: str | None, fingerprint_key: str, cutoff: str) -
 
 
 def pinned_items(ref: str, data: str | None, cutoff: str | None = None) -> Any:
-    """What a result of ``ref`` must cover to be ranked on the data ``data`` (a leaderboard's pin): its
-    fingerprint and test ids, those after ``cutoff`` (ISO date) when the result has one
+    """What a result of ``ref`` must cover to be ranked on the data ``data`` (a leaderboard's pin): its test ids,
+    those after ``cutoff`` (ISO date) when the result has one
     (:class:`sciprobe.evidence.PinnedItems`; :func:`sciprobe.evidence.rank_verdict` decides)."""
     from sciprobe.evidence import PinnedItems
 
@@ -239,8 +239,7 @@ def pinned_items(ref: str, data: str | None, cutoff: str | None = None) -> Any:
     ids = target.ids
     if cutoff:
         ids = _cutoff_ids(ref, data, target.dataset_fingerprint, cutoff)  # cached per data content
-    return PinnedItems(target.dataset_fingerprint, frozenset(ids), len(target.ids),
-                       f"this leaderboard's data ({target.dataset})")
+    return PinnedItems(frozenset(ids), len(target.ids), f"this leaderboard's data ({target.dataset})")
 
 
 def task_ref_error(ref: Any) -> str | None:

@@ -28,8 +28,7 @@ def test_the_gate_decides_what_a_result_may_be_used_for(case: dict) -> None:
 
     pinned = case.get("pinned")
     verdict = rank_verdict(case["provenance"], scored_ids=case.get("scored_ids"), n_items=case.get("n_items", ()),
-                           pinned=None if pinned is None else PinnedItems(pinned["fingerprint"],
-                                                                          frozenset(pinned["ids"]),
+                           pinned=None if pinned is None else PinnedItems(frozenset(pinned["ids"]),
                                                                           pinned["n_total"]))
     expect = case["expect"]
     assert (verdict.shown, verdict.rankable, verdict.cause) == (expect["shown"], expect["rankable"], expect["cause"])

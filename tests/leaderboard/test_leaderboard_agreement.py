@@ -22,7 +22,7 @@ J1, J2, J3 = "openai/gpt-4o", "anthropic/claude-sonnet", "openai/gpt-4o-mini"
 LACER = {J1: [2, 4, 6, 8, None, 5], J2: [3, 5, 7, 9, 5, 6], J3: [8, 6, 4, 3, 1, 7]}
 LACER_IDS, IDEA_IDS = [f"c{k}" for k in range(6)], [f"s{k}" for k in range(4)]
 # the made-up data a leaderboard here pins (it imports only results on every item of its pinned data)
-PINNED = {"lacer": pinned_as("a" * 64, LACER_IDS), "idea": pinned_as("a" * 64, IDEA_IDS)}
+PINNED = {"lacer": pinned_as(LACER_IDS), "idea": pinned_as(IDEA_IDS)}
 
 
 def _provenance(benchmark: str, judges: list[str]) -> dict:

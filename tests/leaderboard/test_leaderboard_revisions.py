@@ -1,8 +1,7 @@
 """Revision-aware rows (issue 7): results on another dataset revision or benchmark version never share a
 leaderboard row; the same revision updates its row. Real results files written by ``sciprobe.results.write_run``
-and imported into the embedded store. A leaderboard imports only results on the data it pins (issue 22.5), so each
-import here says which data was pinned when it ran (:func:`pinned_at`): rows of other revisions are what a store
-keeps from before its pin moved."""
+and imported into the embedded store. A leaderboard imports only results on every item of the data it pins (issue
+22.5): each import here names the items of the made-up data (:func:`pinned_at`)."""
 
 from __future__ import annotations
 
@@ -29,9 +28,9 @@ COMMIT_B = "fedcba9876543210fedcba9876543210fedcba98"
 IDS = [f"i{k}" for k in range(16)]
 
 
-def pinned_at(fingerprint: str = FP):
-    """The pinned items of a leaderboard whose data has ``fingerprint`` and the test's 16 ids."""
-    return pinned_as(fingerprint, IDS)
+def pinned_at():
+    """The pinned items of a leaderboard whose data has the test's 16 ids."""
+    return pinned_as(IDS)
 
 
 def write_ipi_result(out: Path, macro_f1: float, *, revision: str | None = None, fingerprint: str = FP,
@@ -91,9 +90,8 @@ def test_benchmark_version_and_fingerprint_split_rows(tmp_path):
     write_ipi_result(tmp_path / "runs", 0.6, version="1.1.0", second=2)
     write_ipi_result(tmp_path / "runs", 0.8, second=4)  # same version + files as the first: updates it
     assert import_results_dir(store, tmp_path / "runs", pinned=pinned_at()) == 3
-    write_ipi_result(tmp_path / "other", 0.7, fingerprint="9" * 64, second=3)
-    assert import_results_dir(store, tmp_path / "other", pinned=pinned_at(), warn=lambda _: None) == 0  # other data
-    assert import_results_dir(store, tmp_path / "other", pinned=pinned_at("9" * 64)) == 1  # the pin moved to them
+    write_ipi_result(tmp_path / "other", 0.7, fingerprint="9" * 64, second=3)  # another build of the items
+    assert import_results_dir(store, tmp_path / "other", pinned=pinned_at()) == 1
     frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 3
     shown = {(row["Version"], row["Revision"]): row["ipi macro_f1"] for _, row in frame.iterrows()}
