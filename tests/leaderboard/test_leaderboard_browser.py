@@ -41,6 +41,7 @@ def service_breakdown(service) -> dict[str, tuple[str, str]]:
 # column. Scroll the table's viewport sideways and measure where the first body cell and its header end up.
 PINNED_CHECK = """(sel) => new Promise((resolve) => {
   const root = document.querySelector(sel);
+  root.scrollIntoView({block: 'start'});  // in the window, whatever the notes above it take
   const viewport = root.querySelector('.virtual-table-viewport');
   viewport.scrollLeft = viewport.scrollWidth;
   requestAnimationFrame(() => requestAnimationFrame(() => {
