@@ -46,7 +46,7 @@ def _score_task(benchmark: Any, task: Any, baseline: Any, *, data: str | None, s
     runner = runner_of(task)
     provenance = {"benchmark": benchmark.name, "benchmark_version": benchmark.version, "dataset": loaded.source,
                   "dataset_fingerprint": loaded.fingerprint, "model_id": f"{MODEL_PREFIX}/{baseline.name}",
-                  "cutoff": loaded.cutoff, "limit": limit, "prompt_hash": None,
+                  "cutoff": loaded.cutoff, "limit": loaded.limit, "subset": loaded.subset, "prompt_hash": None,
                   "reference_baseline": {"name": baseline.name, "description": baseline.description}}
     if baseline.records is None and not runner.reads_predictions:
         return _replayed(ref, task, baseline, given, data=data, limit=limit, output_dir=output_dir,
@@ -150,7 +150,8 @@ def configure_baselines_parser(parser: argparse.ArgumentParser, commands: dict |
     parser.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     parser.add_argument("--source", help="release folder for baselines that read the release files (PreScience "
                                          "history; default: the bundled sample's)")
-    parser.add_argument("--limit", type=int, help="only the first N items per task")
+    parser.add_argument("--limit", type=int,
+                        help="only N items per task: a seeded sample (as `sciprobe evaluate --limit`), never ranked")
     parser.add_argument("--output-dir", default="results", help="where results and details go")
     parser.add_argument("--list", action="store_true", help="list the baselines and their tasks, score nothing")
     if commands is not None:

@@ -142,7 +142,10 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                                "'openai/gpt-4o-mini,base_url=http://...,concurrency=16'")
     evaluate.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     evaluate.add_argument("--revision", help="hub dataset revision (commit or tag) to load")
-    evaluate.add_argument("--limit", type=int, help="only the first N items (after the cutoff)")
+    evaluate.add_argument("--limit", type=int,
+                          help="only N items (after the cutoff): a seeded sample, stratified by gold label for "
+                               "classification tasks, never the first N; a sample is labelled as one and never "
+                               "ranked or exported")
     evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks; a panel: 'SPEC1;SPEC2'")
     evaluate.add_argument("--mode", action="append", dest="modes",
                           help="scoring mode (repeatable; default: every mode of the task)")
@@ -211,8 +214,8 @@ def _configure_demo(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--max-tokens", type=int, default=64,
                       help="answer length for the demo (the official 500 is slow on a CPU); decoding is greedy")
     demo.add_argument("--limit", type=int, default=8,
-                      help="items per task (unless the benchmark's demo says otherwise); the bundled model takes "
-                           "~4 s an answer")
+                      help="items per task (unless the benchmark's demo says otherwise), a seeded sample of the "
+                           "bundled data; the bundled model takes ~4 s an answer")
     _add_executor(demo)
 
 
@@ -427,6 +430,11 @@ def _exit_status(path: Path, results: Sequence) -> int:
         print(f"PARTIAL: {partial['n_predicted']} of {partial['n_items']} items scored (--partial); the score "
               "covers those items only: no model-index written, never exported or ranked.", file=sys.stderr)
         return EXIT_PARTIAL
+    samples = _limit_samples(block)
+    if samples:  # a --limit sample is not the benchmark: the run did what was asked, but gets no model card
+        print(f"LIMITED: {'; '.join(samples)}: not the benchmark. No model-index written; never exported or ranked "
+              "(run without --limit for a benchmark result).", file=sys.stderr)
+        return 0
     if results:  # a run whose every task was skipped has nothing to put in a model card
         from sciprobe.export import export_results
         from sciprobe.results import atomic_write_bytes
@@ -443,6 +451,23 @@ def _exit_status(path: Path, results: Sequence) -> int:
         for line in left_out:
             print(f"  left out of the model-index: {line}", file=sys.stderr)
     return 0
+
+
+def _limit_samples(block: dict) -> list[str]:
+    """``idrbench:ipi|0 120 of 1120 items (a seeded sample, stratified by gold label, seed 0)`` for every task of a
+    results file's ``sciprobe`` block that ran on a ``--limit`` sample (sciprobe.evidence, sciprobe.task_data)."""
+    from sciprobe.evidence import LIMIT, subset_of
+
+    out = []
+    for key, task in (block.get("tasks") or {}).items():
+        provenance = task.get("provenance") if isinstance(task, dict) else None
+        subset = subset_of(provenance)
+        if subset is None or subset["kind"] != LIMIT:
+            continue
+        limit = provenance.get("limit") if isinstance(provenance.get("limit"), dict) else {}
+        how = f" (a seeded sample, {limit['strategy']}, seed {limit.get('seed')})" if limit.get("strategy") else ""
+        out.append(f"{key} {subset['n']} of {subset['of']} items{how}")
+    return out
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -475,7 +500,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from sciprobe.evaluation import EvaluationRequest, evaluate
     from sciprobe.summary import benchmark_tables
 
-    per_task = {f"{b}:{t}": options for b in benchmark_names() for t, options in get_benchmark(b).demo.items()}
+    per_task = {f"{b}:{t}": _with_ranked_mode(get_benchmark(b).task(t), options)
+                for b in benchmark_names() for t, options in get_benchmark(b).demo.items()}
     tasks = list(per_task)
     skipped = _demo_unrunnable(tasks)
     for ref, why in skipped.items():
@@ -492,6 +518,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(benchmark_tables(results))
     print(f"results: {path}")
     return _exit_status(path, results)
+
+
+def _with_ranked_mode(task: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """A demo task's options, its modes extended by the mode the leaderboard ranks it by (scoring only, no extra
+    call), so that `sciprobe leaderboard` shows the demo's results (its default view would be blank)."""
+    modes = options.get("modes")
+    if not modes or task.ranked_mode in modes:
+        return options
+    return {**options, "modes": [*modes, task.ranked_mode]}
 
 
 def _demo_unrunnable(tasks: list[str]) -> dict[str, str]:

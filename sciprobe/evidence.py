@@ -16,12 +16,22 @@ Runners mark an item whose call got no answer with ``parse_path = CALL_FAILED`` 
 (:func:`unanswered` for the evaluated model's completion, :func:`mark_call_failure` when a judge call the
 item's score needs failed). :func:`leave_out_call_failures` (run by :func:`sciprobe.task_runner.run_task` on
 every result) rescores what is left and records the count and the reasons in the result's provenance.
+
+A complete result may still cover only part of its dataset (``provenance["subset"]``, :func:`subset_of`): a
+``--limit`` sample (``limit``) or the items after a temporal cutoff (``cutoff``). Such a score is shown against
+the dataset (``120/1120 (limit)``, :func:`coverage_text`), never as if it were the benchmark's. What a result may
+be used for is decided here and nowhere else (:func:`rank_verdict`): only a complete result on the full data a
+leaderboard pins, item for item (the ids it scored are the pinned data's test ids, not the file's own claim), is
+ranked; a cutoff result is ranked only among results with the same cutoff (its own group: the same cutoff gives
+every model the same items); a ``--limit`` sample is shown, labelled, but never ranked, exported or put in a model
+card.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sciprobe.declaration import Parsed
@@ -33,6 +43,8 @@ CALL_FAILED = "error"
 NO_ANSWER = "failed:no_answer"
 
 COMPLETE, PARTIAL, INCOMPLETE = "complete", "partial", "incomplete"
+#: kinds of subset (``provenance["subset"]["kind"]``): a ``--limit`` sample, the items after a temporal cutoff
+LIMIT, CUTOFF = "limit", "cutoff"
 
 
 def unanswered(completion: Any) -> Parsed:
@@ -152,7 +164,169 @@ def run_status(block: Mapping[str, Any] | None) -> str:
     return COMPLETE
 
 
-__all__ = ["CALL_FAILED", "COMPLETE", "INCOMPLETE", "NO_ANSWER", "PARTIAL", "call_failed", "call_failure",
-           "call_failure_summary", "describe_failures", "error_is_call_failure", "failure_kind",
-           "leave_out_call_failures",
-           "mark_call_failure", "result_status", "run_status", "score_or_none", "unanswered"]
+def _count(value: Any) -> int | None:
+    """A count read from a results file (outside input once: a bool, a float or a 5,000-digit int is none)."""
+    from sciprobe.numbers import count
+
+    return count(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def subset_of(provenance: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``{"kind": "limit" | "cutoff", "n": items asked, "of": items in the dataset's test split}`` when the result
+    covers only part of its dataset, else None. Results written before the block existed: derived from their
+    integer ``limit`` and the cutoff's counts. A block that is not one (a hand-edited file) counts as a limit
+    sample of unknown size: never taken for the full data."""
+    provenance = provenance if isinstance(provenance, Mapping) else {}
+    block = provenance.get("subset")
+    if block is not None:
+        if isinstance(block, Mapping) and block.get("kind") in (LIMIT, CUTOFF):
+            return {"kind": block["kind"], "n": _count(block.get("n")), "of": _count(block.get("of"))}
+        return {"kind": LIMIT, "n": None, "of": None}
+    cutoff = provenance.get("cutoff") if isinstance(provenance.get("cutoff"), Mapping) else {}
+    before, after = _count(cutoff.get("n_items_before")), _count(cutoff.get("n_items_after"))
+    limit = provenance.get("limit")
+    limit = limit.get("n") if isinstance(limit, Mapping) else limit
+    if _count(limit) is not None and after is not None and limit < after:
+        return {"kind": LIMIT, "n": limit, "of": before}
+    if before is not None and after is not None and after < before:
+        return {"kind": CUTOFF, "n": after, "of": before}
+    return None
+
+
+def coverage_counts(coverage: Mapping[str, Any] | None,
+                    provenance: Mapping[str, Any] | None = None) -> tuple[int | None, int | None, str | None]:
+    """(items scored, items in the dataset, subset kind or None): the total is the dataset's test split for a
+    subset, never the subset's own count; None for a count that is no count."""
+    coverage = coverage if isinstance(coverage, Mapping) else {}
+    scored, total = _count(coverage.get("n_scored")), _count(coverage.get("n_items"))
+    subset = subset_of(provenance)
+    if subset is not None:
+        return scored, subset["of"], subset["kind"]
+    return scored, total, None
+
+
+def coverage_text(coverage: Mapping[str, Any] | None, provenance: Mapping[str, Any] | None = None) -> str:
+    """``scored/total`` against the dataset: ``16/16``; ``120/1120 (limit)`` for a ``--limit`` sample, ``20/31
+    (cutoff)`` after a temporal cutoff (the total is then the dataset's, never the subset's); ``?`` for a count
+    that is no count."""
+    scored, total, kind = coverage_counts(coverage, provenance)
+    text = f"{'?' if scored is None else scored}/{'?' if total is None else total}"
+    return f"{text} ({kind})" if kind else text
+
+
+@dataclass(frozen=True)
+class PinnedItems:
+    """The data a leaderboard ranks a task on: its test ids (after the result's cutoff, when it has one), how many
+    items its whole test split has, and how to name it in a message."""
+
+    ids: frozenset[str]
+    n_total: int
+    label: str = "the pinned data"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a result may be used for. ``shown``: a leaderboard may show it; ``rankable``: it may be ranked and
+    exported; ``group``: the results it is ranked among (``""``: the full data; ``cutoff YYYY-MM-DD``: only results
+    with that cutoff; ``sample``: a ``--limit`` sample, shown but never ranked); ``reason``: why it is not ranked,
+    one line; ``cause``: ``incomplete``, ``partial``, ``sample``, ``other data`` or ``items`` (None: rankable)."""
+
+    rankable: bool
+    shown: bool
+    group: str = ""
+    reason: str = ""
+    cause: str | None = None
+
+
+#: :attr:`Verdict.group` of a ``--limit`` sample (shown, never ranked)
+SAMPLE_GROUP = "sample"
+
+
+def _cutoff_date(provenance: Mapping[str, Any]) -> str | None:
+    cutoff = provenance.get("cutoff")
+    date = cutoff.get("cutoff") if isinstance(cutoff, Mapping) else None
+    return date if isinstance(date, str) and date else None
+
+
+def rank_group(provenance: Mapping[str, Any] | None) -> str:
+    """``""`` for a result on the full data, ``cutoff YYYY-MM-DD`` for one on the items after a cutoff, ``sample``
+    for a ``--limit`` sample."""
+    provenance = provenance if isinstance(provenance, Mapping) else {}
+    subset = subset_of(provenance)
+    if subset is not None and subset["kind"] == LIMIT:
+        return SAMPLE_GROUP
+    date = _cutoff_date(provenance)
+    return f"cutoff {date}" if date else ""
+
+
+def _describe_subset(subset: Mapping[str, Any]) -> str:
+    n, of = subset.get("n"), subset.get("of")
+    return f"{'?' if n is None else n} of {'?' if of is None else of} items ({subset.get('kind')})"
+
+
+def _refused(reason: str, cause: str) -> Verdict:
+    return Verdict(False, False, reason=reason, cause=cause)
+
+
+def _items_problem(provenance: Mapping[str, Any], ids: list[str], counts: set[int | None],
+                   pinned: PinnedItems, subset: Mapping[str, Any] | None) -> str | None:
+    """Why the scored ``ids`` (and the per-mode item ``counts``) are not what the result says it covers of the
+    pinned data: every pinned item, or for a ``--limit`` sample as many of them as it says; None when they are."""
+    unknown = len(set(ids) - pinned.ids)
+    if unknown or len(set(ids)) != len(ids):
+        return (f"{unknown} of its item ids are not in {pinned.label}" if unknown
+                else "it repeats item ids")
+    if subset is not None and subset.get("of") is not None and subset["of"] != pinned.n_total:
+        return f"it says the dataset has {subset['of']} items where {pinned.label} has {pinned.n_total}"
+    sample = subset is not None and subset["kind"] == LIMIT
+    expected = subset.get("n") if sample else len(pinned.ids)
+    if len(ids) != expected:
+        return (f"it covers {len(ids)} of the {len(pinned.ids)} items of {pinned.label} but says "
+                + (f"it is a sample of {expected}" if sample else "it covers all of them"))
+    if counts and counts != {len(ids)}:
+        shown = ", ".join(sorted("?" if n is None else str(n) for n in counts))
+        return f"its coverage counts {shown} items where it scored {len(ids)}"
+    return None
+
+
+def rank_verdict(provenance: Mapping[str, Any] | None, *, scored_ids: Collection[str] | None = None,
+                 n_items: Iterable[Any] = (), pinned: PinnedItems | None = None) -> Verdict:
+    """The one decision on what a task result may be used for: shown and ranked on a leaderboard (import, the
+    Space's scoring, the tables), exported as a benchmark score, or neither.
+
+    * Refused (never shown): an incomplete or partial result. With ``pinned`` (where a result enters a
+      leaderboard) also one whose scored item ids (``scored_ids``, from the results file's per-item table) or
+      per-mode item counts (``n_items``) are not what it says it covers of the pinned test ids — completeness is
+      checked against the pinned data's items, never taken from the file's own counts; ids of other data are not
+      the pinned ones. (The same items from another build or revision — upstream's raw release text, an earlier
+      pin — are shown as rows of their own, ``Revision`` saying which.)
+    * Shown, never ranked or exported: a ``--limit`` sample (group ``sample``).
+    * Ranked: a result on every pinned item; one after a temporal cutoff only among results with that cutoff
+      (group ``cutoff YYYY-MM-DD``: the same cutoff gives every model the same items)."""
+    provenance = provenance if isinstance(provenance, Mapping) else {}
+    status = result_status(provenance)
+    if status != COMPLETE:
+        why = provenance.get("incomplete") or provenance.get("partial") or ""
+        if isinstance(why, Mapping):
+            why = why.get("reason") or ", ".join(f"{k} {v}" for k, v in why.items())
+        return _refused(f"{status} result ({str(why)[:160]}); only complete results are ranked", status)
+    subset = subset_of(provenance)
+    group = rank_group(provenance)
+    if pinned is not None:  # the items decide; another build or revision of them is another row (its Revision)
+        if scored_ids is None:
+            return _refused("no per-item ids to check it against the items of the pinned data", "items")
+        problem = _items_problem(provenance, [str(i) for i in scored_ids], {_count(n) for n in n_items}, pinned,
+                                 subset)
+        if problem is not None:
+            return _refused(f"{problem}; only results on every item of the pinned data are ranked", "items")
+    if group == SAMPLE_GROUP:
+        return Verdict(False, True, group, f"a --limit sample: {_describe_subset(subset or {})}; shown, never "
+                                           "ranked or exported (only results on every item are)", "sample")
+    return Verdict(True, True, group)
+
+
+__all__ = ["CALL_FAILED", "COMPLETE", "CUTOFF", "INCOMPLETE", "LIMIT", "NO_ANSWER", "PARTIAL", "SAMPLE_GROUP",
+           "PinnedItems", "Verdict", "call_failed", "call_failure", "call_failure_summary", "coverage_counts",
+           "coverage_text", "describe_failures", "error_is_call_failure", "failure_kind", "leave_out_call_failures",
+           "mark_call_failure", "rank_group", "rank_verdict", "result_status", "run_status", "score_or_none",
+           "subset_of", "unanswered"]

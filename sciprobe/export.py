@@ -16,6 +16,12 @@ Two formats, both built with ``huggingface_hub``'s own data classes (1.33), so t
   bootstrap interval, coverage, judges). ``dataset.id`` is required by the Hub, so results computed on local
   files need ``--dataset-id``.
 
+``--mode MODE`` exports that mode of every task (``ranked``: each task's leaderboard mode, ``TaskSpec.ranked_mode``)
+instead of its default mode: the eval-results value is then that mode's headline, and the model index lists that
+mode only. A task that lacks the mode is an error naming the modes it has (an I2R mode written as its own entry,
+``idrbench:i2r:corrected``, stands for the task). A ``--limit`` sample is refused unless ``--allow-sample`` (its
+entries then say so): it is not the benchmark (:func:`sciprobe.evidence.rank_verdict`).
+
 Results obtained with upstream's prompts (``provenance.prompt_set == "upstream"``: ``--prompts upstream`` runs and
 ``sciprobe import-upstream``) are named ``<benchmark> <task> (upstream prompts)`` in the model index and say so in
 the notes, so they never merge with runs on sciprobe's prompts; runs on upstream templates that differ from the pin
@@ -64,6 +70,47 @@ class ExportedTask:
     @property
     def value(self) -> float | None:
         return finite_number((self.scores.get(self.default_mode) or {}).get(self.headline))
+
+    @property
+    def ref(self) -> str:
+        return f"{self.benchmark}:{self.task}"
+
+
+#: ``--mode`` value meaning each task's leaderboard mode (``TaskSpec.ranked_mode``)
+RANKED = "ranked"
+
+
+def _ranked_mode(task: ExportedTask) -> str | None:
+    from sciprobe.benchmarks import resolve_task
+
+    try:
+        return resolve_task(task.ref)[1].ranked_mode
+    except SciprobeError:
+        return None
+
+
+def in_mode(tasks: Sequence[ExportedTask], mode: str | None) -> list[ExportedTask]:
+    """``tasks`` with ``mode`` as their default mode (None: unchanged; ``ranked``: each task's leaderboard mode).
+    An entry without the mode is dropped when another entry of the same task has it (I2R writes one entry per
+    mode); a task none of whose entries has it is an error."""
+    if mode is None:
+        return list(tasks)
+    wanted = {t.key: (_ranked_mode(t) if mode == RANKED else mode) for t in tasks}
+    out = []
+    for task in tasks:
+        chosen = wanted[task.key]
+        if chosen in task.scores:
+            out.append(ExportedTask(task.key, task.benchmark, task.task, task.variant, task.title, task.config,
+                                    task.headline, chosen, {chosen: task.scores[chosen]}, task.provenance))
+            continue
+        siblings = [t for t in tasks if t.ref == task.ref]
+        if any(wanted[t.key] in t.scores for t in siblings):
+            continue
+        modes = sorted({m for t in siblings for m in t.scores})
+        raise SciprobeError(f"{task.ref} has no mode {chosen or mode!r} in this results file (modes: "
+                            f"{', '.join(modes)}); pass one of them, or --mode {RANKED} for each task's "
+                            "leaderboard mode")
+    return out
 
 
 def load_results(path: Path | str) -> dict[str, Any]:
@@ -162,16 +209,20 @@ def _interval_text(ci: Mapping[str, Any]) -> str:
 
 def _notes(task: ExportedTask, judges: Sequence[str]) -> str:
     from sciprobe import __version__
+    from sciprobe.evidence import LIMIT, coverage_text, subset_of
 
     coverage = (task.scores.get(task.default_mode) or {}).get("coverage") or {}
     parts = [f"sciprobe {__version__}", f"{task.benchmark}:{task.task} {task.headline} ({task.default_mode} mode)"]
     ci = interval(task, task.default_mode)
     if ci is not None:
         parts.append(_interval_text(ci))
-    if coverage:
-        parts.append(f"coverage {coverage.get('n_scored', '?')}/{coverage.get('n_items', '?')}")
-    if task.provenance.get("limit"):
-        parts.append(f"first {task.provenance['limit']} items only")
+    if coverage:  # against the dataset: a --limit sample reads 120/1120 (limit)
+        parts.append(f"coverage {coverage_text(coverage, task.provenance)}")
+    subset = subset_of(task.provenance)
+    if subset is not None and subset["kind"] == LIMIT:  # exported only with --allow-sample
+        limit = task.provenance.get("limit")
+        how = f", {limit.get('strategy')}, seed {limit.get('seed')}" if isinstance(limit, Mapping) else ""
+        parts.append(f"a --limit SAMPLE of {subset['n']} of {subset['of']} items{how}, not the benchmark")
     if task.provenance.get("incomplete"):
         parts.append(f"INCOMPLETE run ({task.provenance['incomplete']})")
     if not task.provenance.get("dataset_revision"):
@@ -210,15 +261,16 @@ def _not_a_number(task: ExportedTask, mode: str, metric: str) -> str:
 
 def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
                     source_url: str | None = None, source_name: str | None = None,
-                    left_out: list[str] | None = None) -> list[dict[str, Any]]:
-    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON. A task whose headline
-    is no finite number (NaN: nothing scored) has no entry; ``left_out`` gets one line per such task."""
+                    left_out: list[str] | None = None, mode: str | None = None) -> list[dict[str, Any]]:
+    """The ``.eval_results/*.yaml`` content (a list of entries) for a checked results JSON, each task's headline in
+    its default mode or in ``mode`` (see :func:`in_mode`). A task whose headline is no finite number (NaN: nothing
+    scored) has no entry; ``left_out`` gets one line per such task."""
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
     overrides = dict(dataset_ids or {})
     entries = []
     left_out = [] if left_out is None else left_out
-    for task in exported_tasks(data):
+    for task in in_mode(exported_tasks(data), mode):
         if task.value is None:
             left_out.append(_not_a_number(task, task.default_mode, task.headline))
             continue
@@ -234,8 +286,11 @@ def to_eval_results(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] |
             source_url=source_url, source_name=source_name if source_url else None,
             notes=_notes(task, [str(j) for j in judges])))
     if not entries:
+        modes = sorted({m for t in exported_tasks(data) for m, report in t.scores.items()
+                        if finite_number((report or {}).get(t.headline)) is not None})
+        hint = f"; these modes have one: {', '.join(modes)} (--mode MODE)" if modes and mode is None else ""
         raise SciprobeError("the results file has no task with a numeric headline score to export (left out: "
-                            + "; ".join(left_out) + ")")
+                            + "; ".join(left_out) + ")" + hint)
     return eval_result_entries_to_yaml(entries)
 
 
@@ -269,16 +324,18 @@ def _metrics(task: ExportedTask,
 
 def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | None = None,
                    source_url: str | None = None, source_name: str | None = None,
-                   model_name: str | None = None, left_out: list[str] | None = None) -> dict[str, Any]:
-    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON; ``left_out`` gets one line
-    per metric that is no finite number (never written as one)."""
+                   model_name: str | None = None, left_out: list[str] | None = None,
+                   mode: str | None = None) -> dict[str, Any]:
+    """``{"model-index": [...]}`` (model card front matter) for a checked results JSON (every mode, or ``mode``
+    only: :func:`in_mode`); ``left_out`` gets one line per metric that is no finite number (never written as
+    one)."""
     from huggingface_hub import EvalResult
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     overrides = dict(dataset_ids or {})
     results = []
     left_out = [] if left_out is None else left_out
-    for task in exported_tasks(data):
+    for task in in_mode(exported_tasks(data), mode):
         revision = task.provenance.get("dataset_revision") or task.provenance.get("dataset_fingerprint") or None
         name = f"{task.title} {task.task}"  # a per-mode variant joins its task's group; the mode is in the metric name
         prompts = PROMPT_SET_TITLES.get(recorded_prompt_set(task.provenance))
@@ -299,14 +356,15 @@ def to_model_index(data: Mapping[str, Any], *, dataset_ids: Mapping[str, str] | 
 def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: Sequence[str] | None = None,
                    source_url: str | None = None, source_name: str | None = "sciprobe",
                    model_name: str | None = None, allow_incomplete: bool = False,
-                   left_out: list[str] | None = None) -> str:
-    """The YAML text of ``path`` in format ``fmt``. An incomplete run (a cap stopped it, or calls got no answer:
-    ``sciprobe.incomplete``) is refused unless ``allow_incomplete`` (its entries then say so in ``notes``); a
-    partial score (``sciprobe score --partial``) is always refused. ``left_out`` gets one line per task or
-    metric that had no finite number to export, and why."""
+                   left_out: list[str] | None = None, mode: str | None = None, allow_sample: bool = False) -> str:
+    """The YAML text of ``path`` in format ``fmt`` (each task in its default mode, or in ``mode``). An incomplete
+    run (a cap stopped it, or calls got no answer: ``sciprobe.incomplete``) is refused unless ``allow_incomplete``
+    (its entries then say so in ``notes``); so is a ``--limit`` sample unless ``allow_sample``; a partial score
+    (``sciprobe score --partial``) is always refused. ``left_out`` gets one line per task or metric that had no
+    finite number to export, and why."""
     import yaml
 
-    from sciprobe.evidence import PARTIAL, run_status
+    from sciprobe.evidence import PARTIAL, rank_verdict, run_status
 
     if fmt not in FORMATS:
         raise SciprobeError(f"unknown export format {fmt!r}; use {' or '.join(FORMATS)}")
@@ -323,13 +381,19 @@ def export_results(path: Path | str, fmt: str = "model-index", *, dataset_ids: S
         reason = incomplete.get("reason") if isinstance(incomplete, dict) else incomplete
         raise SciprobeError(f"{path} is an incomplete run ({reason}); rerun it to completion, or pass "
                             "--allow-incomplete to export the partial scores")
+    samples = [f"{key} ({verdict.reason})" for key, verdict in
+               ((key, rank_verdict(t.get("provenance"))) for key, t in data["sciprobe"]["tasks"].items())
+               if verdict.cause == "sample"]
+    if samples and not allow_sample:
+        raise SciprobeError(f"{path} is not the benchmark: {'; '.join(samples)}; run without --limit, or pass "
+                            "--allow-sample to export it labelled as a sample")
     ids = parse_dataset_ids(dataset_ids)
     if fmt == "model-index":
         content: Any = to_model_index(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
-                                      model_name=model_name, left_out=left_out)
+                                      model_name=model_name, left_out=left_out, mode=mode)
     else:
         content = to_eval_results(data, dataset_ids=ids, source_url=source_url, source_name=source_name,
-                                  left_out=left_out)
+                                  left_out=left_out, mode=mode)
     return yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=120)
 
 
@@ -348,6 +412,12 @@ def configure_export_parser(parser: argparse.ArgumentParser, commands: dict | No
     parser.add_argument("--allow-incomplete", action="store_true",
                         help="export an incomplete run (a cap stopped it, or calls got no answer; refused by "
                              "default; partial scores are never exported)")
+    parser.add_argument("--mode", metavar="MODE",
+                        help="export this scoring mode of every task (e.g. strict) instead of each task's default "
+                             f"mode; '{RANKED}': each task's leaderboard mode")
+    parser.add_argument("--allow-sample", action="store_true",
+                        help="export a --limit sample (refused by default: a sample is not the benchmark); its "
+                             "entries then say so")
     if commands is not None:
         commands.setdefault("export", cmd_export)
 
@@ -355,7 +425,8 @@ def configure_export_parser(parser: argparse.ArgumentParser, commands: dict | No
 def cmd_export(args: argparse.Namespace) -> int:
     left_out: list[str] = []
     text = export_results(args.results, args.format, dataset_ids=args.dataset_id, source_url=args.source_url,
-                          model_name=args.model_name, allow_incomplete=args.allow_incomplete, left_out=left_out)
+                          model_name=args.model_name, allow_incomplete=args.allow_incomplete, left_out=left_out,
+                          mode=args.mode, allow_sample=args.allow_sample)
     for line in left_out:  # said before the output, so a reader of either stream sees it
         print(f"left out: {line}", file=sys.stderr)
     if args.output:
@@ -374,5 +445,5 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["FORMATS", "cmd_export", "configure_export_parser", "export_results", "load_results", "to_eval_results",
-           "to_model_index"]
+__all__ = ["FORMATS", "RANKED", "cmd_export", "configure_export_parser", "export_results", "in_mode", "load_results",
+           "to_eval_results", "to_model_index"]

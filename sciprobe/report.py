@@ -235,6 +235,8 @@ def _groups(runs: Sequence[RunTask], used: Mapping[int, DataUsed]) -> list[tuple
 # ---------------------------------------------------------------- the page
 
 def _score_table(runs: Sequence[RunTask]) -> str:
+    from sciprobe.evidence import coverage_text
+
     head = ("<tr><th>run</th><th>data</th><th>mode</th><th>metric</th><th>score</th><th>95% CI</th><th>scored</th>"
             "<th>failed</th><th>interval</th></tr>")
     rows = []
@@ -249,7 +251,7 @@ def _score_table(runs: Sequence[RunTask]) -> str:
                    if ci.get("low") is not None else str(ci.get("reason") or "not computed"))
             cells = [(run.label, ""), (run.data, "note"), (mode, ""), (run.headline, ""),
                      (_fmt(run.score(mode)), "num"), (interval, "num"),
-                     (f"{cov.get('n_scored', '?')}/{cov.get('n_items', '?')}", "num"),
+                     (coverage_text(cov, run.entry.get("provenance")), "num"),
                      (cov.get("n_failed", "?"), "num"), (how, "note")]
             rows.append(f"<tr class=\"{'baseline' if run.baseline else ''}\">"
                         + "".join(f"<td class=\"{css}\">{_h(text)}</td>" for text, css in cells) + "</tr>")

@@ -18,6 +18,8 @@ def _interval(result: TaskResult, mode: str) -> str:
 
 
 def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
+    from sciprobe.evidence import coverage_text
+
     rows = []
     for result in results:
         for mode, report in result.scores.items():
@@ -30,7 +32,8 @@ def summary_rows(results: Sequence[TaskResult]) -> list[dict[str, str]]:
                 "mode": mode, "metric": result.headline,
                 "score": "n/a" if value is None or value != value else f"{value:.3f}",  # NaN: nothing scored
                 "95% CI": _interval(result, mode),
-                "scored": f"{cov.n_scored}/{cov.n_items}",
+                # against the dataset: a --limit sample reads 120/1120 (limit), never 120/120
+                "scored": coverage_text(cov.as_dict(), result.provenance),
                 "failed": f"{cov.n_failed} ({cov.failure_rate:.0%})",
             })
     return rows

@@ -1,6 +1,13 @@
 """A task's rows: the built dataset (a folder, a hub id, or the bundled sample built on first use), its test
 split filtered by the temporal cutoff with Arrow compute, then limited; plus the fixed few-shot examples and
-the dataset fingerprint results record. Every row carries ``id`` (copied from the config's ``id_field``)."""
+the dataset fingerprint results record. Every row carries ``id`` (copied from the config's ``id_field``).
+
+``--limit N`` never takes the first N rows: release files are ordered (the IDRBench IPI file starts with 120 gold
+"no" labels), so a prefix is a biased subset. It takes a seeded sample (:data:`LIMIT_SEED`), stratified by the gold
+label for classification tasks (those that declare ``prediction_labels``: each label keeps its share, largest
+remainders first) and uniform otherwise, kept in the data's order. Results record it (``provenance["limit"] =
+{"n", "seed", "strategy"}``) and the subset (``provenance["subset"]``, see :mod:`sciprobe.evidence`); the CLI says
+so on stderr when the run ends (``LIMITED: ...``)."""
 
 from __future__ import annotations
 
@@ -59,6 +66,11 @@ def _load(target: str, config: str, local: bool, revision: str | None) -> Any:
     return datasets.load_dataset(target, config, revision=None if local else revision)
 
 
+#: the seed of every ``--limit`` sample (recorded in provenance; the same limit gives every model the same items)
+LIMIT_SEED = 0
+STRATIFIED, UNIFORM = "stratified by gold label", "uniform"
+
+
 @dataclass
 class TaskData:
     rows: list[dict[str, Any]]
@@ -70,6 +82,47 @@ class TaskData:
     # where the rows were loaded from (a local folder or a hub id), for runners that read more of the dataset;
     # never recorded in results (``source`` is)
     location: str = ""
+    # ``{"n", "seed", "strategy"}`` of a ``--limit`` (None: no limit); ``{"kind", "n", "of"}`` when the rows are
+    # part of the test split only (a limit sample or a cutoff; sciprobe.evidence.subset_of)
+    limit: dict[str, Any] | None = None
+    subset: dict[str, Any] | None = None
+
+
+def stratified_sample(labels: list[Any], n: int, seed: int = LIMIT_SEED) -> list[int]:
+    """Indices (ascending) of a seeded sample of ``n`` of the items, stratified by ``labels`` (one per item): each
+    label keeps its share of the sample, the remainders going to the largest fractions (ties by label)."""
+    import numpy as np
+
+    total = len(labels)
+    rng = np.random.default_rng(seed)
+    strata: dict[str, list[int]] = {}
+    for index, label in enumerate(labels):
+        strata.setdefault(repr(label), []).append(index)
+    keys = sorted(strata)
+    exact = {k: n * len(strata[k]) / total for k in keys}
+    quota = {k: int(exact[k]) for k in keys}
+    for k in sorted(keys, key=lambda k: (-(exact[k] - quota[k]), k))[: n - sum(quota.values())]:
+        quota[k] += 1
+    chosen = [int(i) for k in keys for i in rng.permutation(strata[k])[: quota[k]]]
+    return sorted(chosen)
+
+
+def uniform_sample(total: int, n: int, seed: int = LIMIT_SEED) -> list[int]:
+    """Indices (ascending) of a seeded uniform sample of ``n`` of ``total`` items."""
+    import numpy as np
+
+    return sorted(int(i) for i in np.random.default_rng(seed).permutation(total)[:n])
+
+
+def _take_limit(task: TaskSpec, kept: Any, limit: int) -> tuple[Any, dict[str, Any]]:
+    """The ``limit`` rows of ``kept`` a ``--limit`` run asks (see the module docstring) and its record."""
+    if limit >= len(kept):
+        return kept, {"n": limit, "seed": LIMIT_SEED, "strategy": "all items (the limit is not below their count)"}
+    if task.prediction_labels and task.gold is not None:
+        indices, strategy = stratified_sample([task.gold(row) for row in kept], limit), STRATIFIED
+    else:
+        indices, strategy = uniform_sample(len(kept), limit), UNIFORM
+    return kept.select(indices), {"n": limit, "seed": LIMIT_SEED, "strategy": strategy}
 
 
 def split_revision(data: str, revision: str | None = None) -> tuple[str, str | None]:
@@ -119,8 +172,13 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
         raise SciprobeError(f"{target} config {task.config!r} has no items in its test split")
     if len(kept) == 0:
         raise SciprobeError(f"cutoff {report['cutoff']} leaves no items in {benchmark.name}:{task.config}")
+    limit_record = None
     if limit is not None:
-        kept = kept.select(range(min(limit, len(kept))))
+        kept, limit_record = _take_limit(task, kept, limit)
+    subset = None
+    if len(kept) < len(test):  # part of the test split only: shown against the whole of it (sciprobe.evidence)
+        subset = {"kind": "limit" if len(kept) < report["n_items_after"] else "cutoff", "n": len(kept),
+                  "of": len(test)}
     fewshot = dd[task.fewshot_split].to_list() if task.fewshot_split and task.fewshot_split in dd else []
     if task.num_fewshot and len(fewshot) < task.num_fewshot:
         raise SciprobeError(f"{target} config {task.config!r} has {len(fewshot)} few-shot examples, "
@@ -132,4 +190,4 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
         for row in rows:
             row.setdefault("id", str(row[id_field]))
     return TaskData(rows, fewshot, fingerprint, dataset_label(benchmark, location, local), report,
-                    None if local else revision, target)
+                    None if local else revision, target, limit_record, subset)

@@ -226,7 +226,7 @@ def run_task(ref: str, request: EvaluationRequest, client: Any, *, judge_factory
                                if prompts.provenance and benchmark.upstream else benchmark.prompt_version),
             **prompts.record(), "model_id": client.model_id,
             "judge_id": spec_label(request.judge), "generation_parameters": params, "cutoff": data.cutoff,
-            "limit": limit, "executor": request.executor}
+            "limit": data.limit, "subset": data.subset, "executor": request.executor}
     if prompts.warnings:
         base["prompt_warnings"] = list(prompts.warnings)
     if requested != ref:

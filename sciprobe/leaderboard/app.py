@@ -75,7 +75,10 @@ ABOUT = """
   `sciprobe score` (`sciprobe.scoring_cli.score_file`) against the pinned dataset of the benchmark.
 * **Complete results only:** a submission has one line per test item (null for no answer): a *missing* prediction
   is not a wrong answer, and a *partial* file is refused. Runs whose calls got no answer, or that a budget cut
-  short, are *incomplete* and never imported. Only *complete* results are shown and ranked.
+  short, are *incomplete* and never imported. Only *complete* results are shown and ranked, and only on every item
+  of the pinned data, checked against the data itself when a result is imported: a `--limit` sample, a run on other
+  data or on some of the items is never shown. A result on the items after a temporal cutoff is ranked only among
+  results with the same cutoff (column *Cutoff*), after the full-data rows; its coverage reads `20/31 (cutoff)`.
 * **Ranked by a mode that cannot be gamed:** by default (mode *ranked*) each task is ranked by its headline in a
   mode that scores every item — an unparsable or null answer counts against the score instead of being dropped —
   so leaving hard items unanswered cannot raise a rank: IDRBench classification and SciTaste in *strict*, I2R and
@@ -87,10 +90,13 @@ ABOUT = """
   replaces the cell.
   Runs with upstream's own prompts (column *Prompts*) are separate rows, listed after and never ranked with the
   runs on sciprobe's prompts; runs on upstream templates that differ from the pinned ones (`upstream-modified`)
-  come last, ranked only among themselves.
+  come last, ranked only among themselves. The *Overview* has one row per model with its rows of the benchmarks
+  side by side (columns *Version*, *Dataset* and *Revision* name each benchmark's); a second data revision of one
+  benchmark makes a second overview row.
 * **Judge agreement:** for results scored by a panel of judges (SGI-Bench ideas, PreScience LACER), how far the
   judges agree item by item (Pearson / Spearman, mean absolute difference, identical verdicts).
-* **Cells:** the task's headline metric in the chosen mode, with its 95% confidence interval (column `… 95% CI`:
+* **Cells:** the task's headline metric in the chosen mode, written with the decimals its metric declares (3 on a
+  0-1 scale, 2 on a 0-100 scale), with its 95% confidence interval (column `… 95% CI`:
   a percentile bootstrap over the items, 1,000 seeded resamples, computed when the result was scored; `n/a` when
   the result has none, e.g. a mode with no headline number or a result stored before intervals) and coverage
   `scored/total` beside every score (failures are counted, never silently dropped). The *Provenance* tab (or a
@@ -209,11 +215,20 @@ class LeaderboardService:
                                         contamination_free_only=bool(contamination_free_only),
                                         query=query or "")
 
+    def table_view(self, key: str, mode: str = tables.DEFAULT_MODE, families: Sequence[str] | None = None,
+                   contamination_free_only: bool = False, query: str = ""):
+        """:meth:`table` as the page shows it: every score with its metric's declared precision."""
+        columns = self.all_columns if key == "overview" else self.columns[key]
+        return tables.display_frame(self.table(key, mode, families, contamination_free_only, query), columns,
+                                    overview=key == "overview")
+
     def row_choices(self) -> list[tuple[str, str]]:
-        return [(tables.row_label(cells), row_id) for row_id, cells in tables.group_rows(self.results()).items()]
+        shown = [r for r in self.results() if tables.is_shown(r)]
+        return [(tables.row_label(cells), row_id) for row_id, cells in tables.group_rows(shown).items()]
 
     def task_choices(self) -> list[str]:
-        return [c.ref for c in self.all_columns]
+        """Every task once (a task's extra columns are not other tasks)."""
+        return list(dict.fromkeys(c.ref for c in self.all_columns))
 
     def provenance(self, row_id: str | None, task: str | None = None) -> dict[str, Any]:
         if not row_id:
@@ -286,15 +301,18 @@ class LeaderboardService:
             result = self.store.get_result(request.result_id)
             from sciprobe.benchmarks import resolve_task
 
-            ranked = resolve_task(result.task)[1].ranked_mode
-            mode = ranked if ranked in result.scores else result.default_mode
+            from sciprobe.scoring.ranges import display_decimals
+
+            spec = resolve_task(result.task)[1]
+            mode = spec.ranked_mode if spec.ranked_mode in result.scores else result.default_mode
             report = result.scores.get(mode, {})
-            value, cov = report.get(result.headline), report.get("coverage", {})
-            shown = f"{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
-            ci = headline_interval(report, result.headline)
+            value, places = report.get(result.headline), display_decimals(spec.metric, result.headline)
+            shown = f"{value:.{places}f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
+            ci = headline_interval(report, result.headline, places)
             message = (f"**Scored:** {display_text(request.model_name)} on `{request.task}`: {result.headline} "
                        f"{shown}, 95% CI {ci} ({mode}, the ranked mode), coverage "
-                       f"{cov.get('n_scored')}/{cov.get('n_items')} — request `{request.request_id[:8]}` FINISHED.")
+                       f"{tables.coverage_text(report.get('coverage'), result.provenance)} — request "
+                       f"`{request.request_id[:8]}` FINISHED.")
         elif request.status == "FAILED":
             message = f"**Scoring failed:** {display_text(request.error or 'unknown error', 300)}"
         else:
@@ -370,7 +388,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                                                     scale=2)
                         clean = gr.Checkbox(False, label="Contamination-free only", scale=1, min_width=160)
                         query = gr.Textbox(label="Model search", placeholder="e.g. gpt", scale=1, min_width=160)
-                    table = gr.Dataframe(service.table(key), datatype="auto", interactive=False,
+                    table = gr.Dataframe(service.table_view(key), datatype="auto", interactive=False,
                                          show_search="search", pinned_columns=1, max_height=420, wrap=False,
                                          label="Leaderboard" if key == "overview" else f"{title} leaderboard",
                                          buttons=["copy", "fullscreen"], elem_id=f"table-{key}",
@@ -389,7 +407,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     family_boxes.append(families)
 
                     def on_filter(mode_value, family_values, clean_value, query_value, _key=key):
-                        return service.table(_key, mode_value, family_values, clean_value, query_value)
+                        return service.table_view(_key, mode_value, family_values, clean_value, query_value)
 
                     gr.on([mode.change, families.change, clean.change, query.submit], on_filter,
                           inputs=[mode, families, clean, query], outputs=table, api_name=f"filter_{key}")
@@ -484,15 +502,21 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 status = gr.Markdown(elem_id="sp-status")
                 request_json = gr.JSON(label="Request", open=False)
                 inputs = [task_in, file_in, name_in, family_in, revision_in, cutoff_in, desc_in]
+                # named parameters: they are the API's parameter names (a lambda gave param_1..7)
                 if user_box is not None:
-                    submit_event = submit_button.click(lambda user, *rest: service.submit(user, *rest),
-                                                       inputs=[user_box, *inputs], outputs=[status, request_json],
-                                                       api_name="submit")
+                    def submit_local(user, task, predictions, model_name, model_family, model_revision,
+                                     knowledge_cutoff, notes):
+                        return service.submit(user, task, predictions, model_name, model_family, model_revision,
+                                              knowledge_cutoff, notes)
+
+                    submit_event = submit_button.click(submit_local, inputs=[user_box, *inputs],
+                                                       outputs=[status, request_json], api_name="submit")
                 else:
-                    def submit_oauth(task, file_path, name, family, revision, cutoff, desc,
-                                     profile: gr.OAuthProfile | None):
+                    def submit_oauth(task, predictions, model_name, model_family, model_revision, knowledge_cutoff,
+                                     notes, profile: gr.OAuthProfile | None):
                         user = profile.username if profile is not None else None
-                        return service.submit(user, task, file_path, name, family, revision, cutoff, desc)
+                        return service.submit(user, task, predictions, model_name, model_family, model_revision,
+                                              knowledge_cutoff, notes)
 
                     submit_event = submit_button.click(submit_oauth, inputs=inputs, outputs=[status, request_json],
                                                        api_name="submit")
@@ -510,7 +534,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                         by: str | None = None):
             service.reload()
             fams = tables.families_of(service.results())
-            out: list[Any] = [service.table(key) for key in tab_keys]
+            out: list[Any] = [service.table_view(key) for key in tab_keys]
             out += [gr.update(choices=fams) for _ in family_boxes]
             for key, _, _, _ in plots:
                 out += [tables.cutoff_plot(service.results(), service.columns[key]),

@@ -92,7 +92,7 @@ def ensure_benchmark(store: LeaderboardStore, pin: DataPin, *, log: Log = _log) 
     """Compute and store the missing reference baselines of one benchmark; returns the notes for its tab."""
     from sciprobe.baselines import baselines_of, run_baselines
     from sciprobe.benchmarks import get_benchmark
-    from sciprobe.leaderboard.importer import import_results_file
+    from sciprobe.leaderboard.importer import import_results_file, pinned_lookup
 
     benchmark = get_benchmark(pin.benchmark)
     if not baselines_of(benchmark):
@@ -104,6 +104,7 @@ def ensure_benchmark(store: LeaderboardStore, pin: DataPin, *, log: Log = _log) 
         return [f"reference baselines not computed, no data: {exc} (a leaderboard pins it: "
                 f"{DATA_ENV}={pin.benchmark}=OWNER/NAME@REVISION)"]
     todo = missing_baselines(store, benchmark, location, notes)
+    pinned = pinned_lookup({pin.benchmark: pin})  # the baselines rank on the data they were computed on
     with tempfile.TemporaryDirectory(prefix="sciprobe-lb-baselines-") as tmp:
         for name, tasks in todo.items():
             log(f"computing reference baseline {benchmark.name}/{name} ({', '.join(tasks)})")
@@ -115,7 +116,7 @@ def ensure_benchmark(store: LeaderboardStore, pin: DataPin, *, log: Log = _log) 
                 continue
             for _, path, results in runs:
                 if _keep_complete(path, results, name, notes):
-                    import_results_file(store, path, warn=notes.append)
+                    import_results_file(store, path, warn=notes.append, pinned=pinned)
     for note in notes:
         log(f"{benchmark.name}: {note}")
     return notes

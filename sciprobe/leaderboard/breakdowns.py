@@ -27,7 +27,7 @@ from sciprobe.leaderboard.tables import (
     coverage_text,
     group_rows,
     identity_cells,
-    is_complete,
+    is_shown,
     ranked_order,
     score_value,
 )
@@ -93,18 +93,21 @@ def breakdown_frame(results: Sequence[ResultRecord], column: TaskColumn, mode: s
 
     chosen = column.mode_for(mode or DEFAULT_MODE)
     records, labels, taken = [], {}, set()
-    for row_id, cells in group_rows(r for r in results if r.task == column.ref and is_complete(r)).items():
+    for row_id, cells in group_rows(r for r in results if r.task == column.ref and is_shown(r)).items():
         result = cells[column.ref]
         report = result.scores.get(chosen)
         report = report if isinstance(report, Mapping) else {}
         record = identity_cells(result, [result])
-        record.update({ALL_ITEMS: score_value(report.get(column.headline)),
-                       f"{ALL_ITEMS} {CI_SUFFIX}": headline_interval(report, column.headline),
-                       f"{ALL_ITEMS} coverage": coverage_text(report.get("coverage")) if report else ""})
+        places = column.decimals  # the metric's declared precision, as in the leaderboard tables
+        record.update({ALL_ITEMS: score_value(report.get(column.headline), places),
+                       f"{ALL_ITEMS} {CI_SUFFIX}": headline_interval(report, column.headline, places),
+                       f"{ALL_ITEMS} coverage": coverage_text(report.get("coverage"), result.provenance)
+                       if report else ""})
         for label, group in _groups(report, breakdown).items():
             header = labels[label] if label in labels else labels.setdefault(label, _header(label, taken))
-            record[header] = score_value(group.get("score"))
-            record[f"{header} {CI_SUFFIX}"] = interval_text(group.get("ci_low"), group.get("ci_high"))
+            record[header] = score_value(group.get("score"), places)
+            record[f"{header} {CI_SUFFIX}"] = interval_text(group.get("ci_low"), group.get("ci_high"),
+                                                            decimals=places)
             record[f"{header} coverage"] = coverage_text(group)
         record[ROW_COLUMN] = row_id
         records.append(record)

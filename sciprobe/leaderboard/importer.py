@@ -7,6 +7,13 @@ the Space's own baselines) — but a file is outside input all the same: it is r
 file (nor lighteval's) is refused with one line; a task whose entry is malformed, or whose numbers cannot come from its
 metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
 one line and the rest imports.
+
+Only what the evidence gate shows is imported (:func:`sciprobe.evidence.rank_verdict`): a complete result covering
+exactly the test ids of the data this leaderboard pins for its benchmark (:mod:`~sciprobe.leaderboard.pins`;
+``SCIPROBE_LEADERBOARD_DATA``, else the bundled sample; those after its cutoff, for a cutoff result) — checked
+against the pinned data itself, not against the counts the file claims. A result on other data or on some of the
+items without saying so is left out with one line; a ``--limit`` sample of the pinned data is imported with one
+line saying it is shown unranked.
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.errors import SciprobeError
-from sciprobe.evidence import COMPLETE, result_status
+from sciprobe.evidence import rank_verdict
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
+from sciprobe.leaderboard.pins import DataPin, data_pin
 from sciprobe.leaderboard.queue import knowledge_cutoff
 from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.reference import checked_flag
@@ -41,9 +49,9 @@ def _family(model_id: str) -> str:
     return model_id.split("/", 1)[0] if "/" in model_id else model_id.split("-", 1)[0]
 
 
-def _judge_scores(results_path: Path, details: str | None) -> dict | None:
-    """Per-judge item scores from the task's details Parquet (``<out>/details/...``, next to ``<out>/results``),
-    when the task was scored by a panel of judges; None when there is no panel or no details file."""
+def _details_file(results_path: Path, details: Any) -> Path | None:
+    """The task's details Parquet (``<out>/details/...``, next to ``<out>/results``) when it is a file inside
+    ``<out>``; None otherwise."""
     if not isinstance(details, str) or not details:
         return None
     parents = results_path.resolve().parents
@@ -51,7 +59,17 @@ def _judge_scores(results_path: Path, details: str | None) -> dict | None:
     try:
         if file is None or not file.resolve().is_relative_to(parents[2]) or not file.is_file():
             return None
-        return judge_scores_from_details(file)
+    except (OSError, ValueError):
+        return None
+    return file
+
+
+def _judge_scores(results_path: Path, details: str | None) -> dict | None:
+    """Per-judge item scores from the task's details Parquet, when the task was scored by a panel of judges; None
+    when there is no panel or no details file."""
+    file = _details_file(results_path, details)
+    try:
+        return None if file is None else judge_scores_from_details(file)
     except Exception:  # noqa: BLE001 - an unreadable details file only loses the agreement view
         return None
 
@@ -100,15 +118,76 @@ def _check_task(key: str, task: Any) -> tuple[str, Any]:
     return ref, spec
 
 
-def import_results_file(store: LeaderboardStore, path: Path, user: str = "local", *, warn: Warn = _warn) -> list[str]:
+#: (task ref, the result's cutoff or None) -> the pinned items it must cover (sciprobe.evidence.PinnedItems)
+PinnedLookup = Callable[[str, "str | None"], Any]
+
+
+def pinned_lookup(pins: Mapping[str, DataPin] | None = None) -> PinnedLookup:
+    """The items a result must cover on the data ``pins`` names per benchmark (default: the environment's,
+    :func:`~sciprobe.leaderboard.pins.data_pin`; a benchmark it does not name: its bundled sample)."""
+    from sciprobe.leaderboard.validation import pinned_items
+
+    def lookup(ref: str, cutoff: str | None) -> Any:
+        benchmark = ref.partition(":")[0]
+        pin = (pins or {}).get(benchmark) or data_pin(benchmark)
+        return pinned_items(ref, pin.resolve(), cutoff)
+
+    return lookup
+
+
+def _id_list(ids: Any) -> list[str] | None:
+    if not isinstance(ids, list) or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
+        return None
+    return [str(i) for i in ids]
+
+
+def _scored_ids(task: Mapping[str, Any], results_path: Path) -> list[str] | None:
+    """The item ids a task entry scored: its per-item table (``items.ids``), else the ``id`` column of its details
+    file (a result written without the table, e.g. by ``sciprobe import-upstream``); None when it has neither."""
+    items = task.get("items")
+    if isinstance(items, Mapping):
+        return _id_list(items.get("ids"))
+    file = _details_file(results_path, task.get("details"))
+    if file is None:
+        return None
+    try:
+        import pyarrow.parquet as pq
+
+        return _id_list(pq.read_table(file, columns=["id"]).column("id").to_pylist())
+    except Exception:  # noqa: BLE001 - an unreadable details file: no ids, so the result is not taken
+        return None
+
+
+def gate(ref: str, task: Mapping[str, Any], pinned: PinnedLookup, results_path: Path) -> Any:
+    """The evidence gate's verdict on one task entry of the results file ``results_path``, checked against the items
+    of the data this leaderboard pins for its benchmark (``pinned``: :func:`pinned_lookup`)."""
+    provenance = task["provenance"]
+    verdict = rank_verdict(provenance)
+    if not verdict.shown:  # no need to load the pinned data to refuse it
+        return verdict
+    cutoff = provenance.get("cutoff") if isinstance(provenance.get("cutoff"), Mapping) else {}
+    date = cutoff.get("cutoff")
+    counts = [report["coverage"].get("n_items") for report in task["scores"].values()]
+    return rank_verdict(provenance, scored_ids=_scored_ids(task, results_path), n_items=counts,
+                        pinned=pinned(ref, date if isinstance(date, str) and date else None))
+
+
+def import_results_file(store: LeaderboardStore, path: Path, user: str = "local", *, warn: Warn = _warn,
+                        pinned: PinnedLookup | None = None) -> list[str]:
     """Add every task of one results JSON to ``store``; returns the result ids (re-importing replaces).
 
     Raises :class:`SciprobeError` (one line) when the file is not a sciprobe results file. A task whose entry is
     malformed or whose numbers are out of its metric's range is refused through ``warn`` and left out; the other
-    tasks import. A task that is not complete (sciprobe.evidence: a cap cut it short or calls got no answer —
-    ``provenance.incomplete`` — or a ``--partial`` score) is left out with a ``warn`` line too: its score covers
-    only some of the items and must not rank next to full runs."""
+    tasks import. A task the evidence gate does not rank (:func:`gate`: incomplete — a cap cut it short or calls
+    got no answer — a ``--partial`` score, not the items of the pinned data it says it covers (``pinned``, default
+    :func:`pinned_lookup` of the environment)) is left out with a ``warn`` line too; a ``--limit`` sample is
+    imported with one, to be shown unranked."""
     path = Path(path)
+    pinned = pinned or pinned_lookup()
+
+    def again(written: Path) -> list[str]:
+        return import_results_file(store, written, user, warn=warn, pinned=pinned)
+
     try:
         if path.suffix == ".parquet":  # a lighteval details file named on its own: rescored, then imported
             from sciprobe.leaderboard.lighteval_import import import_details_file
@@ -116,7 +195,7 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
             if not path.is_file():  # a FIFO or a device is never opened (reading one blocks or never ends)
                 raise SciprobeError("not a regular file: not read")
 
-            return import_details_file(path, lambda written: import_results_file(store, written, user, warn=warn))
+            return import_details_file(path, again)
     except SciprobeError as exc:
         raise SciprobeError(f"{path}: {exc}") from None
     try:
@@ -128,7 +207,7 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
 
         # lighteval's own results: every task rescored from its details
         return import_lighteval_results(
-            path, exc.data, lambda written: import_results_file(store, written, user, warn=warn), warn)
+            path, exc.data, again, warn)
     for problem in results.skipped_tasks:
         warn(f"{sanitize_text(path, 300)}: task refused: {sanitize_text(problem, 300)}")
     block = results.block
@@ -146,12 +225,17 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
         except SciprobeError as exc:
             warn(f"{path}: task {sanitize_text(key, 60)!r} refused: {sanitize_text(exc, 200)}")
             continue
-        status = result_status(task["provenance"])
-        if status != COMPLETE:  # its score covers only some items: it must not rank next to full runs
-            why = task["provenance"].get("incomplete") or task["provenance"].get("partial") or ""
-            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: {status} result "
-                 f"({sanitize_text(why, 160)}); only complete results are ranked")
+        try:
+            verdict = gate(ref, task, pinned, path)
+        except SciprobeError as exc:  # the pinned data cannot be loaded: nothing to check the result against
+            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: no pinned data to check it against "
+                 f"({sanitize_text(exc, 200)})")
             continue
+        if not verdict.shown:  # never on a leaderboard
+            warn(f"{path}: task {sanitize_text(key, 60)!r} left out: {sanitize_text(verdict.reason, 300)}")
+            continue
+        if not verdict.rankable:  # a --limit sample: shown as one, never ranked next to full runs
+            warn(f"{path}: task {sanitize_text(key, 60)!r} imported unranked: {sanitize_text(verdict.reason, 300)}")
         entry = merged.setdefault(ref, {"scores": {}, "provenance": dict(task["provenance"]), "default": None,
                                         "headline": ""})
         panel = _judge_scores(path, task.get("details"))
@@ -190,7 +274,8 @@ def results_files(location: Path) -> list[Path]:
     return sorted(location.rglob("results_*.json")) if location.is_dir() else [location]
 
 
-def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local", *, warn: Warn = _warn) -> int:
+def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local", *, warn: Warn = _warn,
+                       pinned: PinnedLookup | None = None) -> int:
     """Import every ``results_*.json`` below ``folder`` (or the file ``folder``); returns how many task results
     were added. A file that cannot be imported is one ``warn`` line and the import goes on with the next."""
     folder = Path(folder)
@@ -200,7 +285,7 @@ def import_results_dir(store: LeaderboardStore, folder: Path, user: str = "local
     added = 0
     for file in results_files(folder):
         try:
-            added += len(import_results_file(store, file, user, warn=warn))
+            added += len(import_results_file(store, file, user, warn=warn, pinned=pinned))
         except SciprobeError as exc:
             warn(f"skipped {sanitize_text(exc, 300)}")
         except Exception as exc:  # noqa: BLE001 - one bad file never ends the import with a traceback

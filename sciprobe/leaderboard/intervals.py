@@ -26,12 +26,13 @@ def _decimals(low: float, high: float) -> int:
     return 3 if max(abs(low), abs(high)) < 10 else 1
 
 
-def interval_text(low: Any, high: Any, confidence: Any = CONFIDENCE) -> str:
-    """``[low, high]`` (``[low, high] (90%)`` for another confidence level), or ``n/a``."""
+def interval_text(low: Any, high: Any, confidence: Any = CONFIDENCE, decimals: int | None = None) -> str:
+    """``[low, high]`` (``[low, high] (90%)`` for another confidence level), or ``n/a``; with ``decimals`` (the
+    metric's declared display precision, :func:`sciprobe.scoring.ranges.display_decimals`) as many places."""
     lo, hi = finite_number(low), finite_number(high)
     if lo is None or hi is None or lo > hi:
         return NA
-    places = _decimals(lo, hi)
+    places = _decimals(lo, hi) if decimals is None else decimals
     text = f"[{lo:.{places}f}, {hi:.{places}f}]"
     level = finite_number(confidence)
     if level is not None and abs(level - CONFIDENCE) > 1e-9 and 0 < level < 1:
@@ -43,8 +44,9 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def headline_interval(report: Mapping[str, Any] | None, metric: str) -> str:
-    """The interval of ``report[metric]`` from the report's ``ci`` (or ``other_ci[metric]``) block, or ``n/a``."""
+def headline_interval(report: Mapping[str, Any] | None, metric: str, decimals: int | None = None) -> str:
+    """The interval of ``report[metric]`` from the report's ``ci`` (or ``other_ci[metric]``) block, or ``n/a``
+    (``decimals``: see :func:`interval_text`)."""
     if not isinstance(report, Mapping):
         return NA
     ci = report.get("ci")
@@ -57,7 +59,7 @@ def headline_interval(report: Mapping[str, Any] | None, metric: str) -> str:
     estimate, shown = finite_number(ci.get("estimate")), finite_number(report.get(metric))
     if not _same(estimate, shown):  # an interval of some other number than the one in the cell
         return NA
-    return interval_text(ci.get("low"), ci.get("high"), ci.get("confidence", CONFIDENCE))
+    return interval_text(ci.get("low"), ci.get("high"), ci.get("confidence", CONFIDENCE), decimals)
 
 
 __all__ = ["CI_SUFFIX", "NA", "headline_interval", "interval_text"]

@@ -286,6 +286,15 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
             raise SciprobeError("the leaderboard dataset changed since this submission was validated; resubmit")
         written = json.loads(path.read_text("utf-8"))
         block = written["sciprobe"]["tasks"][task_result.key]
+        from sciprobe.evidence import rank_verdict
+        from sciprobe.leaderboard.validation import pinned_items
+
+        # the one gate every ranked result passes: every item of the pinned data, by id
+        verdict = rank_verdict(prov, scored_ids=(block.get("items") or {}).get("ids"),
+                               n_items=[r["coverage"]["n_items"] for r in block["scores"].values()],
+                               pinned=pinned_items(request.task, location))
+        if not verdict.rankable:  # a submission is scored on every pinned item: anything else is a bug here
+            raise SciprobeError(f"not ranked: {verdict.reason}")
         details_file = Path(tmp) / "out" / block["details"]
         details = details_file.read_bytes() if details_file.is_file() else None
         panel = _judge_scores(details_file)

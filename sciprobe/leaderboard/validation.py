@@ -217,6 +217,31 @@ def task_target(ref: str, data: str | None) -> TaskTarget:
     return _load_target(ref, data, key)
 
 
+@functools.lru_cache(maxsize=64)
+def _cutoff_ids(ref: str, data: str | None, fingerprint_key: str, cutoff: str) -> tuple[str, ...]:
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.cutoffs import parse_cutoff
+    from sciprobe.scoring_cli import row_item_id
+    from sciprobe.task_data import load_task_data
+
+    benchmark, task = resolve_task(ref)
+    loaded = load_task_data(benchmark, task, data, cutoff=parse_cutoff(cutoff))
+    return tuple(row_item_id(benchmark, task, r) for r in loaded.rows)
+
+
+def pinned_items(ref: str, data: str | None, cutoff: str | None = None) -> Any:
+    """What a result of ``ref`` must cover to be ranked on the data ``data`` (a leaderboard's pin): its test ids,
+    those after ``cutoff`` (ISO date) when the result has one
+    (:class:`sciprobe.evidence.PinnedItems`; :func:`sciprobe.evidence.rank_verdict` decides)."""
+    from sciprobe.evidence import PinnedItems
+
+    target = task_target(ref, data)
+    ids = target.ids
+    if cutoff:
+        ids = _cutoff_ids(ref, data, target.dataset_fingerprint, cutoff)  # cached per data content
+    return PinnedItems(frozenset(ids), len(target.ids), f"this leaderboard's data ({target.dataset})")
+
+
 def task_ref_error(ref: Any) -> str | None:
     """None when ``ref`` names a registered task, else the message."""
     from sciprobe.benchmarks import resolve_task

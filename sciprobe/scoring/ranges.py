@@ -5,6 +5,10 @@ hand-edited or corrupted results file), the tables never show it. Keys are ``fnm
 ``modes`` limits an entry to some modes (LACER's official mode does not clamp the judge's number, so it has no
 bound there). A key with no entry is only required to be a finite number or null; every task's headline and
 extra columns have an entry (tests/leaderboard/test_leaderboard_import.py checks it for every registered task).
+
+Each entry also declares how many decimals a score of that key is shown with (``decimals``; the leaderboard formats
+every score cell and its interval with it, :func:`display_decimals`): 3 on a unit or correlation scale, 2 on a
+0-100 scale, for errors, counts and judge scales, so one column never mixes ``0``, ``0.3846`` and ``72.3902``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class ScoreRange:
     low: float = -INF
     high: float = INF
     modes: tuple[str, ...] = ()    # empty: every mode
+    decimals: int = 3              # how a score of this key is shown
 
     def applies(self, key: str, mode: str) -> bool:
         return fnmatch.fnmatchcase(key, self.key) and (not self.modes or mode in self.modes)
@@ -45,7 +50,7 @@ def _unit(*keys: str) -> list[ScoreRange]:
 
 
 def _percent(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, 0.0, 100.0) for k in keys]
+    return [ScoreRange(k, 0.0, 100.0, decimals=2) for k in keys]
 
 
 def _correlation(*keys: str) -> list[ScoreRange]:
@@ -53,7 +58,7 @@ def _correlation(*keys: str) -> list[ScoreRange]:
 
 
 def _non_negative(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, 0.0) for k in keys]
+    return [ScoreRange(k, 0.0, decimals=2) for k in keys]
 
 
 _REGRESSION = [*_non_negative("*mae", "*mse", "*rmse"), *_correlation("*pearson", "*spearman"),
@@ -67,8 +72,8 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
     "contribution_generation": [
         *_unit("rougeL"), *_correlation("bertscore_f1"),
         # LACER is a 1-10 judge scale; official mode takes the judge's first number unclamped
-        ScoreRange("lacer*", modes=("official",)), ScoreRange("lacer_failed*", 0.0),
-        ScoreRange("lacer*", 1.0, 10.0),
+        ScoreRange("lacer*", modes=("official",), decimals=2), ScoreRange("lacer_failed*", 0.0, decimals=0),
+        ScoreRange("lacer*", 1.0, 10.0, decimals=2),
     ],
     "citation_forecast": [*_non_negative("log1p_mae"), *_correlation("log1p_pearson"), *_REGRESSION],
     "topic_trend": _REGRESSION,
@@ -87,6 +92,14 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
 def score_range(metric: str, key: str, mode: str) -> ScoreRange | None:
     """The declared range of ``key`` in ``mode`` of ``metric`` (None when nothing is declared)."""
     return next((r for r in METRIC_RANGES.get(metric, ()) if r.applies(key, mode)), None)
+
+
+def display_decimals(metric: str, key: str, mode: str = "") -> int:
+    """The decimals a score ``key`` of ``metric`` is shown with (its declared range's; 3 when none is declared).
+    ``mode`` "" takes the first entry of the key whatever its modes."""
+    found = next((r for r in METRIC_RANGES.get(metric, ())
+                  if fnmatch.fnmatchcase(key, r.key) and (not mode or not r.modes or mode in r.modes)), None)
+    return 3 if found is None else found.decimals
 
 
 def out_of_range(metric: str, mode: str, values: Mapping[str, Any]) -> str | None:
@@ -120,4 +133,4 @@ def _problem(key: str, mode: str, value: Any, metric: str, declared: ScoreRange 
     return None
 
 
-__all__ = ["METRIC_RANGES", "ScoreRange", "out_of_range", "score_range"]
+__all__ = ["METRIC_RANGES", "ScoreRange", "display_decimals", "out_of_range", "score_range"]

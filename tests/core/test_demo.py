@@ -27,3 +27,22 @@ def test_demo_prints_one_table_per_benchmark(tmp_path, capsys) -> None:
     results = json.loads(next((tmp_path / "results").rglob("results_*.json")).read_text())
     assert {key.split("|")[0] for key in results["sciprobe"]["tasks"]} >= {
         f"{b}:{t}" for b in benchmark_names() for t in get_benchmark(b).demo if t != "dry_experiment"}
+
+    # what `sciprobe leaderboard` then shows (issue 23.10): the model once in the overview, a number in the mode
+    # each tab ranks by on every benchmark tab, labelled as --limit samples of the bundled data
+    from sciprobe.leaderboard import tables
+    from sciprobe.leaderboard.importer import import_results_dir
+    from sciprobe.leaderboard.store import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "store")
+    assert import_results_dir(store, tmp_path) == len(results["sciprobe"]["tasks"])
+    overview = tables.leaderboard_frame(store.list_results(), tables.task_columns(), overview=True)
+    assert list(overview["Model"]) == ["openai/stub"] and list(overview["Type"]) == [tables.SAMPLE_TYPE]
+    for name in benchmark_names():
+        if not get_benchmark(name).demo:
+            continue
+        columns = tables.task_columns([name])
+        frame = tables.leaderboard_frame(store.list_results(), columns)
+        first = next(c for c in columns if c.ref.partition(":")[2] in get_benchmark(name).demo)
+        assert frame[first.score_header(False)].notna().all(), (name, frame.to_dict("records"))
+        assert all(cell.endswith("(limit)") for cell in frame[first.coverage_header()])

@@ -108,7 +108,9 @@ def test_failed_calls_are_left_out_parse_failures_keep_their_modes_and_a_rerun_r
         _, second = results_of(tmp_path / "b")
         assert second["sciprobe"]["incomplete"] is None
         assert second["sciprobe"]["tasks"]["idrbench:ipi|0"]["scores"]["strict"]["coverage"]["n_items"] == 4
-        assert list((tmp_path / "b").rglob("*.model-index.yaml"))
+        # complete, but a --limit sample: no model card (issue 23.1)
+        assert not list((tmp_path / "b").rglob("*.model-index.yaml"))
+        assert "LIMITED: idrbench:ipi|0 4 of 16 items" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("message", [
@@ -280,10 +282,9 @@ def test_observation_5_export_lists_what_it_left_out_and_a_nan_never_becomes_a_n
 
     with StubServer(reply=lambda body: "I would rather not say.") as stub:
         model = f"openai/stub-model,base_url={stub.base_url},api_key=sk-test"
-        assert main(["evaluate", "idrbench:ipi", "--model", model, "--limit", "4",
-                     "--output-dir", str(tmp_path / "o")]) == 0
+        assert main(["evaluate", "idrbench:ipi", "--model", model, "--output-dir", str(tmp_path / "o")]) == 0
     captured = capsys.readouterr()
-    assert "left out of the model-index: idrbench:ipi macro_f1 (official): n/a (scored 0/4)" in captured.err
+    assert "left out of the model-index: idrbench:ipi macro_f1 (official): n/a (scored 0/16)" in captured.err
     path, _ = results_of(tmp_path / "o")
     index = yaml.safe_load(next((tmp_path / "o").rglob("*.model-index.yaml")).read_text())
     names = [m["name"] for r in index["model-index"][0]["results"] for m in r["metrics"]]
@@ -292,7 +293,7 @@ def test_observation_5_export_lists_what_it_left_out_and_a_nan_never_becomes_a_n
     assert main(["export", str(path), "--format", "eval-results", "--dataset-id", "org/idrbench"]) == 2
     err = capsys.readouterr().err  # the default mode's headline is n/a: nothing to export, and it says why
     assert err.startswith("error: the results file has no task with a numeric headline score to export (left out: "
-                          "idrbench:ipi macro_f1 (official): n/a (scored 0/4))") and err.count("\n") == 1
+                          "idrbench:ipi macro_f1 (official): n/a (scored 0/16))") and err.count("\n") == 1
     assert main(["export", str(path)]) == 0
     captured = capsys.readouterr()
     assert "left out: idrbench:ipi macro_f1 (official)" in captured.err

@@ -243,8 +243,13 @@ def test_imported_results_export_and_reach_the_leaderboard(imported: dict, tmp_p
     assert "IDRBench i2r (upstream prompts)" in card and "IDRBench ipi (upstream prompts)" in card
     assert "upstream prompts" in export_results(path, fmt="eval-results", dataset_ids=["idrbench=org/idrbench"])
     store = SQLiteStore(tmp_path / "store")
-    assert import_results_dir(store, imported["out"]) == 4
+    warnings: list[str] = []
+    assert import_results_dir(store, imported["out"], warn=warnings.append) == 3
     assert {r.prompt_set for r in store.list_results("idrbench")} == {"upstream"}
+    # the upstream run ran I2R on 2 of the 3 instances: checked against the pinned data, never ranked (issue 22.5)
+    assert "idrbench:i2r" not in {r.task for r in store.list_results("idrbench")}
+    assert len(warnings) == 1 and all("it covers 2 of the 3 items of this leaderboard's data" in w
+                                      for w in warnings), warnings
 
 
 def test_import_refuses_logs_of_another_release(tmp_path: Path, capsys) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from pinned_support import pinned_as
 from sciprobe.leaderboard import agreement
 from sciprobe.leaderboard.importer import import_results_file
 from sciprobe.leaderboard.store import SQLiteStore
@@ -19,6 +20,9 @@ from sciprobe.scoring.report import Coverage, ScoreReport
 J1, J2, J3 = "openai/gpt-4o", "anthropic/claude-sonnet", "openai/gpt-4o-mini"
 # LACER 0-10 scores per item; J1 failed on item 4 (None: excluded, as the official mode does)
 LACER = {J1: [2, 4, 6, 8, None, 5], J2: [3, 5, 7, 9, 5, 6], J3: [8, 6, 4, 3, 1, 7]}
+LACER_IDS, IDEA_IDS = [f"c{k}" for k in range(6)], [f"s{k}" for k in range(4)]
+# the made-up data a leaderboard here pins (it imports only results on every item of its pinned data)
+PINNED = {"lacer": pinned_as(LACER_IDS), "idea": pinned_as(IDEA_IDS)}
 
 
 def _provenance(benchmark: str, judges: list[str]) -> dict:
@@ -33,7 +37,7 @@ def write_lacer_run(out: Path) -> Path:
                 "lacer_official": {j: LACER[j][k] for j in LACER}} for k in range(6)]
     report = ScoreReport("contribution_generation", "official", {"lacer": 5.1, "rougeL": 0.3}, Coverage(6, 5, 1))
     task = TaskResult("prescience:contribution_generation", 0, {"official": report}, records,
-                      _provenance("prescience", list(LACER)), "lacer")
+                      _provenance("prescience", list(LACER)), "lacer", analysis={"items": {"ids": LACER_IDS}})
     return write_run(out, RunInfo("org/m", {}, judge_ids=list(LACER)), [task])
 
 
@@ -61,7 +65,8 @@ def write_idea_run(out: Path) -> Path:
                for k in range(4)]
     report = ScoreReport("sgi_idea", "official", {"final": 0.5}, Coverage(4, 4, 0))
     task = TaskResult("sgibench:idea_generation", 0, {"official": report}, records,
-                      {**_provenance("sgibench", [J1, J2]), "idea_judges": [J1, J2]}, "final")
+                      {**_provenance("sgibench", [J1, J2]), "idea_judges": [J1, J2]}, "final",
+                      analysis={"items": {"ids": IDEA_IDS}})
     return write_run(out, RunInfo("org/m", {}, judge_ids=[J1, J2]), [task])
 
 
@@ -91,7 +96,7 @@ def test_lacer_panel_numbers(tmp_path):
 def test_sgi_idea_panel_votes(tmp_path):
     path = write_idea_run(tmp_path / "runs")
     store = SQLiteStore(tmp_path / "store")
-    (rid,) = import_results_file(store, path)
+    (rid,) = import_results_file(store, path, pinned=PINNED["idea"])
     scores = store.get_result(rid).provenance[agreement.PROVENANCE_KEY]  # kept with the stored result
     assert scores["source"] == "sgi_idea_votes"
     assert scores["judges"][J1] == {"s0": 1.0, "s1": 0.0, "s2": 1.0, "s3": 0.0}
@@ -122,7 +127,7 @@ def test_no_panel_no_scores():
 def test_agreement_plot_has_every_cell(tmp_path):
     path = write_lacer_run(tmp_path / "runs")
     store = SQLiteStore(tmp_path / "store")
-    (rid,) = import_results_file(store, path)
+    (rid,) = import_results_file(store, path, pinned=PINNED["lacer"])
     fig = agreement.agreement_plot(store.get_result(rid).provenance[agreement.PROVENANCE_KEY])
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert len(texts) == 9 and "1.00\nn=5" in texts
@@ -140,9 +145,10 @@ def test_space_agreement_tab_renders(tmp_path):
     from sciprobe.leaderboard.app import Settings, build_app, launch_options
 
     store = SQLiteStore(tmp_path / "store")
-    (lacer_id,) = import_results_file(store, write_lacer_run(tmp_path / "runs"))
+    (lacer_id,) = import_results_file(store, write_lacer_run(tmp_path / "runs"), pinned=PINNED["lacer"])
     demo = build_app(store, Settings(), ["idrbench", "sgibench", "prescience"])
-    (idea_id,) = import_results_file(store, write_idea_run(tmp_path / "runs2"))  # stored after start-up
+    (idea_id,) = import_results_file(store, write_idea_run(tmp_path / "runs2"),  # stored after start-up
+                                     pinned=PINNED["idea"])
     labels = [c.get("props", {}).get("label") for c in demo.config["components"]]
     assert "Judge agreement" in labels and "Pairwise agreement" in labels
     demo.queue()

@@ -75,7 +75,7 @@ def test_every_score_has_its_95_percent_interval_beside_it(scored):
             assert pd.isna(row["ipi macro_f1"]) and row["ipi macro_f1 95% CI"] == row["ipi coverage"] == ""
             continue
         report = stored[row["Row"]].scores["strict"]  # the ranked mode of IPI
-        assert row["ipi macro_f1"] == pytest.approx(report["macro_f1"], abs=1e-4)
+        assert row["ipi macro_f1"] == pytest.approx(report["macro_f1"], abs=5e-4)  # shown with 3 decimals
         ci = report["ci"]
         assert ci["metric"] == "macro_f1" and ci["confidence"] == 0.95
         assert row["ipi macro_f1 95% CI"] == f"[{ci['low']:.3f}, {ci['high']:.3f}]"
@@ -172,14 +172,14 @@ def test_breakdown_view_shows_every_group_with_interval_and_coverage(scored):
     groups_seen = 0
     for _, row in frame.iterrows():
         report = stored[row["Row"]].scores["strict"]
-        assert row["All items"] == pytest.approx(report["macro_f1"], abs=1e-4)
+        assert row["All items"] == pytest.approx(report["macro_f1"], abs=5e-4)  # macro-F1 shows 3 decimals
         assert row["All items coverage"] == "16/16"
         for label, group in report["breakdowns"]["disciplines"]["groups"].items():
             label = frame.attrs["groups"][label]  # the column header: the label, shortened
             if group["score"] is None:
                 assert math.isnan(row[label]) and row[f"{label} 95% CI"] == "n/a"
             else:
-                assert row[label] == pytest.approx(group["score"], abs=1e-4)
+                assert row[label] == pytest.approx(group["score"], abs=5e-4)
                 assert row[f"{label} 95% CI"] == interval_text(group["ci_low"], group["ci_high"])
             assert row[f"{label} coverage"] == f"{group['n_scored']}/{group['n_items']}"
             groups_seen += 1

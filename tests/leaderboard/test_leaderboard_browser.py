@@ -41,6 +41,7 @@ def service_breakdown(service) -> dict[str, tuple[str, str]]:
 # column. Scroll the table's viewport sideways and measure where the first body cell and its header end up.
 PINNED_CHECK = """(sel) => new Promise((resolve) => {
   const root = document.querySelector(sel);
+  root.scrollIntoView({block: 'start'});  // in the window, whatever the notes above it take
   const viewport = root.querySelector('.virtual-table-viewport');
   viewport.scrollLeft = viewport.scrollWidth;
   requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -194,3 +195,89 @@ def test_sign_in_submit_see_row_and_provenance(space, predictions):
         finally:
             browser.close()
     assert os.environ["SCIPROBE_LEADERBOARD_AUTH"] == "local"
+
+
+# ---------------------------------------------------------------- the Space on the demo (issue 23.10)
+
+DEMO_MODEL = "openai/demo-stub"
+
+
+@pytest.fixture
+def demo_space(tmp_path, monkeypatch):
+    """The Space on the bundled samples (no pin) after demo-like runs: `--limit` samples of three benchmarks, each
+    scored in every mode its task declares (so also the mode the Space ranks), imported before the start."""
+    from sciprobe.cli import main
+    from sciprobe.leaderboard.importer import import_results_dir
+    from sciprobe.leaderboard.store_factory import open_store
+    from sciprobe.llm.stub_server import StubServer
+
+    monkeypatch.delenv("SCIPROBE_LEADERBOARD_DATA", raising=False)
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "store"))
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_AUTH", "local")
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_STORE", "sqlite")
+    with StubServer(reply=lambda body: "Your verdict: Yes\nConfidence score: 60\n\\boxed{A}") as stub:
+        model = f"{DEMO_MODEL},base_url={stub.base_url},api_key=sk-test"
+        for task, limit in (("idrbench:ipi", "8"), ("sgibench:deep_research", "1"), ("scitaste:pure_qa", "4")):
+            assert main(["evaluate", task, "--model", model, "--limit", limit,
+                         "--output-dir", str(tmp_path / "runs" / task.replace(":", "-"))]) == 0
+    assert import_results_dir(open_store(), tmp_path / "runs") == 3
+    from sciprobe.leaderboard.app import build_app, launch_options
+
+    demo = build_app(benchmarks=["idrbench", "scitaste", "sgibench"])
+    demo.queue()
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
+    yield f"http://127.0.0.1:{port}/", demo.sciprobe_service
+    demo.close()
+
+
+def test_the_space_on_the_demo_shows_the_bundled_model(demo_space):
+    """23.10: on the demo the bundled model's SGI-Bench row was blank (official scores, paper ranked), the Overview
+    listed it once per benchmark, one column mixed 0, 0.619, 0.3846 and 72.3902, the Submit dropdown listed two
+    tasks twice and the API named the submit parameters param_1..7."""
+    space_url, service = demo_space
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(space_url)
+            page.wait_for_selector("#table-overview", timeout=60_000)
+            wait_idle(page)
+            # one overview row for the model, labelled as samples of the data
+            rows = page.locator("#table-overview [role=row]").filter(has_text=DEMO_MODEL)
+            rows.first.wait_for(timeout=30_000)
+            assert rows.count() == 1
+            overview = rows.first.inner_text()
+            assert "sample (not ranked)" in overview and "(limit)" in overview
+            assert "8/16 (limit)" in overview and "1/3 (limit)" in overview
+
+            # every benchmark tab: the model's row with a number in the ranked mode, at the metric's precision
+            expected = {"idrbench": (r"\b\d\.\d{3}\b", "8/16 (limit)"), "sgibench": (r"\b\d+\.\d{2}\b", "1/3 (limit)"),
+                        "scitaste": (r"\b\d+\.\d{2}\b", "4/24 (limit)")}
+            for key, (number, coverage) in expected.items():
+                page.get_by_role("tab", name=get_benchmark(key).title, exact=True).click()
+                row = page.locator(f"#table-{key} [role=row]").filter(has_text=DEMO_MODEL)
+                row.first.wait_for(timeout=30_000)
+                cells = row.first.locator("[role=gridcell]").all_inner_texts()
+                assert coverage in cells and "sample (not ranked)" in cells, (key, cells)
+                score = cells[1]  # the first task's score, right after the Model column
+                assert re.fullmatch(number, score.strip()), (key, score, cells)
+                frame = service.table(key)
+                shown = frame[frame["Model"] == DEMO_MODEL].iloc[0]
+                assert shown.iloc[1] == pytest.approx(float(score), abs=0.01)
+
+            # the Submit dropdown lists every task once
+            page.get_by_role("tab", name="Submit", exact=True).click()
+            wait_idle(page)
+            page.locator("#task input").first.click()
+            options = page.get_by_role("option").all_inner_texts()
+            assert options and len(options) == len(set(options)), options
+            assert len(options) == len(service.task_choices())
+
+            # the API names the submit parameters
+            info = page.request.get(f"{space_url}gradio_api/info").json()
+            names = [p["parameter_name"] for p in info["named_endpoints"]["/submit"]["parameters"]]
+            assert names == ["user", "task", "predictions", "model_name", "model_family", "model_revision",
+                             "knowledge_cutoff", "notes"]
+        finally:
+            browser.close()

@@ -47,6 +47,7 @@ from sciprobe.results import RunInfo, TaskResult, write_run  # noqa: E402
 from sciprobe.scoring.report import Coverage, ScoreReport  # noqa: E402
 
 from golden import CASES_DIR  # noqa: E402
+from pinned_support import on_sample, sample_items  # noqa: E402
 
 IMPORT_CASES_FILE = CASES_DIR / "results_import" / "cases.json"
 IMPORT_CASES = json.loads(IMPORT_CASES_FILE.read_text("utf-8"))["cases"]
@@ -54,16 +55,17 @@ PLACEHOLDER = "@@raw-json-{}@@"
 
 
 def write_two_task_run(out: Path, model: str = "org/model-a") -> Path:
-    """A real results file (write_run) with idrbench:ipi and idrbench:i3_set1."""
+    """A real results file (write_run) with idrbench:ipi and idrbench:i3_set1 on the bundled sample (the data a
+    leaderboard pins by default)."""
     tasks = []
     for ref in ("idrbench:ipi", "idrbench:i3_set1"):
-        report = ScoreReport("binary_classification", "official", {"macro_f1": 0.5, "accuracy": 0.5, "n_parsed": 16},
-                             Coverage(16, 16, 0))
-        provenance = {"benchmark": "idrbench", "benchmark_version": "1.0.0", "dataset": "folder",
-                      "dataset_fingerprint": "f" * 64, "dataset_revision": None, "model_id": model,
+        _, ids = sample_items(ref)
+        report = ScoreReport("binary_classification", "official",
+                             {"macro_f1": 0.5, "accuracy": 0.5, "n_parsed": len(ids)}, Coverage(len(ids), len(ids), 0))
+        provenance = {"benchmark": "idrbench", "benchmark_version": "1.0.0", "model_id": model,
                       "cutoff": {"cutoff": None, "source": "none"}}
-        records = [{"id": f"i{k}", "response": "No", "prediction": "no", "gold": "no"} for k in range(16)]
-        tasks.append(TaskResult(ref, 0, {"official": report}, records, provenance, "macro_f1"))
+        records = [{"id": i, "response": "No", "prediction": "no", "gold": "no"} for i in ids]
+        tasks.append(on_sample(TaskResult(ref, 0, {"official": report}, records, provenance, "macro_f1")))
     start = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.UTC)
     return write_run(out, RunInfo(model, {"temperature": 0.0}, clock=lambda: start), tasks)
 

@@ -1,6 +1,7 @@
 """Revision-aware rows (issue 7): results on another dataset revision or benchmark version never share a
 leaderboard row; the same revision updates its row. Real results files written by ``sciprobe.results.write_run``
-and imported into the embedded store."""
+and imported into the embedded store. A leaderboard imports only results on every item of the data it pins (issue
+22.5): each import here names the items of the made-up data (:func:`pinned_at`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from pinned_support import pinned_as
 from sciprobe.leaderboard import tables
 from sciprobe.leaderboard.importer import import_results_dir, import_results_file
 from sciprobe.leaderboard.records import (
@@ -23,6 +25,12 @@ from sciprobe.scoring.report import Coverage, ScoreReport
 FP = "837ab983a1e85adfa69c6df2c2722252328c4d0cb145f1a40f2c4b2cd1010660"
 COMMIT_A = "0123456789abcdef0123456789abcdef01234567"
 COMMIT_B = "fedcba9876543210fedcba9876543210fedcba98"
+IDS = [f"i{k}" for k in range(16)]
+
+
+def pinned_at():
+    """The pinned items of a leaderboard whose data has the test's 16 ids."""
+    return pinned_as(IDS)
 
 
 def write_ipi_result(out: Path, macro_f1: float, *, revision: str | None = None, fingerprint: str = FP,
@@ -33,8 +41,9 @@ def write_ipi_result(out: Path, macro_f1: float, *, revision: str | None = None,
                   "dataset_fingerprint": fingerprint, "dataset_revision": revision, "prompt_version": "1",
                   "model_id": model, "judge_id": None, "cutoff": {"cutoff": None, "source": "none"},
                   "prompt_hash": "p" * 64}
-    records = [{"id": f"i{k}", "response": "Your verdict: No", "prediction": "no", "gold": "no"} for k in range(16)]
-    task = TaskResult("idrbench:ipi", 0, {"official": report}, records, provenance, "macro_f1")
+    records = [{"id": i, "response": "Your verdict: No", "prediction": "no", "gold": "no"} for i in IDS]
+    task = TaskResult("idrbench:ipi", 0, {"official": report}, records, provenance, "macro_f1",
+                      analysis={"items": {"ids": IDS}})
     start = dt.datetime(2026, 11, 29, 12, 0, second, tzinfo=dt.UTC)
     return write_run(out, RunInfo(model, {"temperature": 0.0}, clock=lambda: start), [task])
 
@@ -51,8 +60,8 @@ def test_two_revisions_two_rows_same_revision_updates(tmp_path):
     other = write_ipi_result(tmp_path / "runs", 0.90, revision=COMMIT_B, second=2)
     provenance = json.loads(first.read_text())["sciprobe"]["tasks"]["idrbench:ipi|0"]["provenance"]
     assert provenance["dataset_revision"] == COMMIT_A
-    import_results_file(store, first)
-    import_results_file(store, other)
+    import_results_file(store, first, pinned=pinned_at())
+    import_results_file(store, other, pinned=pinned_at())
     frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 2  # same model, same fingerprint, different hub revision: two rows
     assert sorted(frame["Revision"]) == [COMMIT_A[:12], COMMIT_B[:12]]
@@ -61,7 +70,7 @@ def test_two_revisions_two_rows_same_revision_updates(tmp_path):
 
     # a newer run on revision A updates row A (one row per revision, latest wins)
     again = write_ipi_result(tmp_path / "runs", 0.55, revision=COMMIT_A, second=3)
-    import_results_file(store, again)
+    import_results_file(store, again, pinned=pinned_at())
     frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 2
     assert {row["Revision"]: row["ipi macro_f1"] for _, row in frame.iterrows()} == {COMMIT_A[:12]: 0.55,
@@ -79,9 +88,10 @@ def test_benchmark_version_and_fingerprint_split_rows(tmp_path):
     store = SQLiteStore(tmp_path / "store")
     write_ipi_result(tmp_path / "runs", 0.3, second=1)
     write_ipi_result(tmp_path / "runs", 0.6, version="1.1.0", second=2)
-    write_ipi_result(tmp_path / "runs", 0.7, fingerprint="9" * 64, second=3)
     write_ipi_result(tmp_path / "runs", 0.8, second=4)  # same version + files as the first: updates it
-    assert import_results_dir(store, tmp_path / "runs") == 4
+    assert import_results_dir(store, tmp_path / "runs", pinned=pinned_at()) == 3
+    write_ipi_result(tmp_path / "other", 0.7, fingerprint="9" * 64, second=3)  # another build of the items
+    assert import_results_dir(store, tmp_path / "other", pinned=pinned_at()) == 1
     frame = tables.leaderboard_frame(store.list_results(), columns(), mode="official")
     assert len(frame) == 3
     shown = {(row["Version"], row["Revision"]): row["ipi macro_f1"] for _, row in frame.iterrows()}
@@ -119,7 +129,8 @@ def test_hub_store_keeps_revisions_apart(tmp_path):
 
     store = HubStore(LocalFolderApi(tmp_path / "hub"), "sp/requests", "sp/results")
     for second, (value, revision) in enumerate([(0.4, COMMIT_A), (0.9, COMMIT_B), (0.55, COMMIT_A)]):
-        import_results_file(store, write_ipi_result(tmp_path / "runs", value, revision=revision, second=second))
+        import_results_file(store, write_ipi_result(tmp_path / "runs", value, revision=revision, second=second),
+                            pinned=pinned_at())
     store.flush()
     files = sorted((tmp_path / "hub").rglob("results_*.json"))
     assert len(files) == 2

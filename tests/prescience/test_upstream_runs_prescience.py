@@ -69,7 +69,7 @@ def test_evaluate_contribution_with_upstream_prompts(tmp_path: Path, monkeypatch
                      "--limit", "2", "--output-dir", str(tmp_path / "out"), "--prompts", "upstream",
                      "--upstream-dir", str(UPSTREAM_DIR)]) == 0
         generation = [r["messages"] for r in stub.requests if r["model"] == "stub"]
-    rows = _rows("contribution_generation")[:2]
+    rows = load_task_data(PRE, PRE.task("contribution_generation"), None, limit=2).rows  # the items --limit 2 asks
     expected = [[{"role": "system", "content": SYSTEM_FILE.read_text()},
                  {"role": "user", "content": _expected_user(r)}] for r in rows]
     assert sorted(generation, key=repr) == sorted(expected, key=repr)  # concurrent requests arrive in any order

@@ -206,8 +206,14 @@ def test_text_only_models_get_placeholders_and_images_dropped(sgi_data: Path, tm
     asked = [b for b in seen if b["model"] == "txt"]
     assert all(isinstance(m["content"], str) for b in asked for m in b["messages"])
     users = sorted(b["messages"][1]["content"] for b in asked)  # the stub sees them in any order
-    assert users[0].startswith("[Image 1 of 2 is not shown: this model receives text only.]\n[Image 2 of 2 ")
-    assert users[1].startswith("[Image 1 of 3 is not shown")
+    from sciprobe.task_data import load_task_data
+
+    # the two items --limit 2 asks (a seeded sample), by their number of images
+    counts = sorted(len(r["images"]) for r in load_task_data(SGI, SGI.task("experimental_reasoning"),
+                                                            str(sgi_data), limit=2).rows)
+    assert min(counts) >= 2 and users  # two items with the same text are one (cached) request
+    expected = {f"[Image 1 of {n} is not shown: this model receives text only.]\n[Image 2 of {n} " for n in counts}
+    assert all(any(user.startswith(start) for start in expected) for user in users), users
     report = results[0].scores["official"]
     assert report.values["images_dropped"] is True and report.values["n_items_images_dropped"] == 2
     assert any(n.startswith("images_dropped:") for n in report.notes)
@@ -323,6 +329,43 @@ def test_score_overall_reads_results_files(sgi_data: Path, tmp_path: Path, capsy
     assert main(["sgibench", "score-overall", "--results", str(path), str(second), *rest]) == 0
     assert set(json.loads(capsys.readouterr().out)["components"]) == {
         "deep_research", "wet_experiment", "idea_generation", "dry_experiment", "experimental_reasoning"}
+
+
+def test_score_overall_refuses_to_merge_different_runs_and_names_each_source(sgi_data: Path, tmp_path: Path,
+                                                                            capsys) -> None:
+    """Issue 23.2: `score-overall --results results/results/*/results_*.json` merged the components of two models
+    into one SGI-Score without a word."""
+    paths = {}
+    with StubServer(reply=dr_reply) as stub:
+        for name, task in (("model-a", "deep_research"), ("model-b", "experimental_reasoning")):
+            model = f"openai/{name},base_url={stub.base_url},api_key=sk-test"
+            paths[name], _ = evaluate(EvaluationRequest(tasks=[f"sgibench:{task}"], model=model, data=str(sgi_data),
+                                                        output_dir=tmp_path / name))
+        model = f"openai/model-a,base_url={stub.base_url},api_key=sk-test"
+        paths["sample"], _ = evaluate(EvaluationRequest(tasks=["sgibench:experimental_reasoning"], model=model,
+                                                        data=str(sgi_data), output_dir=tmp_path / "sample", limit=1))
+    capsys.readouterr()
+    rest = ["idea_generation=10", "dry_experiment=20", "wet_experiment=30"]
+    argv = ["sgibench", "score-overall", "--results", str(paths["model-a"]), str(paths["model-b"]), *rest]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the components come from different runs" in err
+    assert f"deep_research openai/model-a ({paths['model-a']})" in err
+    assert f"experimental_reasoning openai/model-b ({paths['model-b']})" in err and "--allow-mixed" in err
+    assert main([*argv, "--allow-mixed"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sources"]["deep_research"]["model_id"] == "openai/model-a"
+    assert report["sources"]["experimental_reasoning"]["file"] == str(paths["model-b"])
+    assert report["sources"]["idea_generation"] == {"given": "10"}
+    assert report["mixed_sources"][0].startswith("model: deep_research openai/model-a")
+    # one model, but one component a --limit sample: not one run either
+    assert main(["sgibench", "score-overall", "--results", str(paths["model-a"]), str(paths["sample"]), *rest]) == 2
+    assert "item selection: deep_research all" in capsys.readouterr().err
+    # one run's components: merged, each named
+    assert main(["sgibench", "score-overall", "--results", str(paths["model-a"]), *rest,
+                 "experimental_reasoning=40"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sources"]["deep_research"]["coverage"] == "3/3" and "mixed_sources" not in report
 
 
 def test_a_text_only_judge_gets_placeholders_too(sgi_data: Path, tmp_path: Path, monkeypatch) -> None:

@@ -26,8 +26,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         description="Combine the five SGI-Bench component scores (deep_research EM, idea_generation final, "
                     "dry_experiment PassAll@5, wet_experiment final, experimental_reasoning MCA; each 0-100) "
                     "into the SGI-Score. official: each component rounded to 2 decimals before the mean, as "
-                    "upstream; paper: no intermediate rounding. A missing component gives no score. Prints the "
-                    "report as JSON.",
+                    "upstream; paper: no intermediate rounding. A missing component gives no score. Components "
+                    "read from results files must come from one run (model, data, prompts, cutoff, items) unless "
+                    "--allow-mixed. Prints the report as JSON, with each component's source.",
         epilog=_OVERALL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     overall.add_argument("components", nargs="*", metavar="COMPONENT=VALUE",
                          help="a component and its score (a number) or a JSON component report file")
@@ -36,6 +37,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                               "from (repeatable; after it, further file names without '=' count too)")
     overall.add_argument("--mode", default="official", choices=("official", "paper"),
                          help="scoring mode (default: official)")
+    overall.add_argument("--allow-mixed", action="store_true",
+                         help="combine components of different runs (models, data, prompts, cutoffs or item "
+                              "selections; refused by default); the report lists what differs")
     external = sub.add_parser(
         "check-external", help="check the external input files three dry-experiment items need (sha256)",
         description="Report the status of the external files of dry-experiment items 0200, 0206 and 0236 "
@@ -68,7 +72,7 @@ def cmd(args: argparse.Namespace) -> int:
         results = [*args.results, *(c for c in args.components if "=" not in c)]
         if not pairs and not results:
             raise SciprobeError("give COMPONENT=VALUE pairs and/or --results FILE")
-        print(sgi_score_command(pairs, mode=args.mode, results=results))
+        print(sgi_score_command(pairs, mode=args.mode, results=results, allow_mixed=args.allow_mixed))
         return 0
     if action == "check-external":
         status, text = check_external_command(args.data)

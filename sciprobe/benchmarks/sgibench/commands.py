@@ -1,9 +1,13 @@
 """What ``sciprobe sgibench ...`` runs (wired by :mod:`sciprobe.benchmarks.sgibench.cli`; spec sgibench.md §3.6, §7).
 
 - ``sciprobe sgibench score-overall deep_research=18.48 idea_generation=ig.json ... [--results FILE ...]
-  [--mode paper]`` -> :func:`sgi_score_command`: each value is a number or a JSON file holding a component
-  report (``ScoreReport.as_dict()``: its headline key and ``coverage`` are read); ``--results`` reads the
-  component reports from ``sciprobe evaluate`` results files (:func:`components_from_results`).
+  [--mode paper] [--allow-mixed]`` -> :func:`sgi_score_command`: each value is a number or a JSON file holding a
+  component report (``ScoreReport.as_dict()``: its headline key and ``coverage`` are read); ``--results`` reads the
+  component reports from ``sciprobe evaluate`` results files (:func:`components_from_results`). Components read
+  from files must come from one model, one dataset (name, revision, files), one benchmark version, prompt set,
+  cutoff and item selection (a ``--limit`` sample is one): otherwise the command refuses, naming each component's
+  file and model, unless ``--allow-mixed`` (the report then lists what differs). The report names every
+  component's source (``sources``), with its coverage against the dataset (``1/3 (limit)``).
 - ``sciprobe sgibench check-external [--data DIR]`` -> :func:`check_external_command`: status of the external
   dry-experiment files (pinned sha256), exit status 1 when a pinned file is missing or differs.
 - ``sciprobe sgibench build-from-hub --out DIR [--revision SGI-Reasoning=REV ...]`` -> :func:`build_from_hub`: the
@@ -61,16 +65,45 @@ def _checked_report(value: Any, path: Path) -> Any:
     return value
 
 
-def components_from_results(paths: Sequence[str | Path], mode: str = "official") -> dict[str, dict]:
+#: what must be the same for components read from results files to make one SGI-Score: (source field, what)
+SAME_RUN = (("model_id", "model"), ("dataset", "dataset"), ("dataset_revision", "dataset revision"),
+            ("data_files", "dataset files"), ("benchmark_version", "benchmark version"),
+            ("prompt_set", "prompt set"), ("cutoff", "cutoff"), ("items", "item selection"))
+
+
+def _source(path: Path, block: dict, entry: dict, mode: str) -> dict[str, Any]:
+    """Where a component comes from: its file, model, data, prompts, cutoff, item selection and coverage."""
+    from sciprobe.evidence import coverage_text, result_status, subset_of
+
+    prov = entry.get("provenance") if isinstance(entry.get("provenance"), dict) else {}
+    cutoff = prov.get("cutoff") if isinstance(prov.get("cutoff"), dict) else {}
+    fingerprint = str(prov.get("dataset_fingerprint") or "")
+    subset = subset_of(prov)
+    return {"file": str(path), "model_id": block.get("model_id"), "dataset": prov.get("dataset"),
+            "dataset_revision": prov.get("dataset_revision"),
+            # a built folder's fingerprint covers all its configs; a hub one is per config (the revision says it)
+            "data_files": None if fingerprint.startswith("hub:") else fingerprint or None,
+            "benchmark_version": prov.get("benchmark_version"), "prompt_set": prov.get("prompt_set") or "sciprobe",
+            "cutoff": cutoff.get("cutoff"),
+            "items": "all" if subset is None or subset["kind"] != "limit" else f"--limit {subset['n']}",
+            "status": result_status(prov), "mode": mode,
+            "coverage": coverage_text((entry.get("scores", {}).get(mode) or {}).get("coverage"), prov)}
+
+
+def components_from_results(paths: Sequence[str | Path], mode: str = "official",
+                            sources: dict[str, dict[str, Any]] | None = None) -> dict[str, dict]:
     """Component reports (``ScoreReport.as_dict()`` of ``mode``) of the ``sgibench:<component>`` tasks found in
-    ``sciprobe evaluate`` results files; a component found in two files is an error."""
+    ``sciprobe evaluate`` results files; a component found in two files is an error. ``sources`` gets each
+    component's source (file, model, data, ...: :data:`SAME_RUN`)."""
     from sciprobe.results_file import load_results_file
     from sciprobe.scoring.sgi.overall import COMPONENTS
 
     found: dict[str, dict] = {}
     where: dict[str, str] = {}
+    sources = {} if sources is None else sources
     for path in map(Path, paths):
-        tasks = load_results_file(path).tasks  # one line naming the file and the field when it is malformed
+        loaded = load_results_file(path)  # one line naming the file and the field when it is malformed
+        block, tasks = loaded.block, loaded.tasks
         for key, entry in tasks.items():
             name = key.split("|")[0]
             bench, _, component = name.partition(":")
@@ -82,13 +115,32 @@ def components_from_results(paths: Sequence[str | Path], mode: str = "official")
             if mode not in scores:
                 raise SciprobeError(f"{path}: {name} was not scored in mode {mode!r} (modes: {', '.join(scores)})")
             found[component], where[component] = scores[mode], str(path)
+            sources[component] = _source(path, block, entry, mode)
     return found
 
 
-def sgi_score_command(pairs: Sequence[str], mode: str = "official", results: Sequence[str | Path] = ()) -> str:
+def mixed_sources(sources: dict[str, dict[str, Any]]) -> list[str]:
+    """What differs between the components' sources, one line per field (``model: deep_research openai/a
+    (FILE), experimental_reasoning openai/b (FILE)``); empty when they are one run's."""
+    lines = []
+    for field, what in SAME_RUN:
+        if len({json.dumps(source.get(field)) for source in sources.values()}) > 1:
+            lines.append(f"{what}: " + ", ".join(f"{name} {source.get(field)} ({source['file']})"
+                                                 for name, source in sources.items()))
+    return lines
+
+
+def sgi_score_command(pairs: Sequence[str], mode: str = "official", results: Sequence[str | Path] = (),
+                      allow_mixed: bool = False) -> str:
     """``["deep_research=18.48", ...]`` (plus components read from ``results`` files) -> the SGI-Score report
-    as indented JSON; a component given both ways is an error."""
-    components: dict = dict(components_from_results(results, mode)) if results else {}
+    as indented JSON, with each component's source; a component given both ways is an error, and so are
+    components of different runs (:func:`mixed_sources`) unless ``allow_mixed``."""
+    sources: dict[str, dict[str, Any]] = {}
+    components: dict = dict(components_from_results(results, mode, sources)) if results else {}
+    mixed = mixed_sources(sources)
+    if mixed and not allow_mixed:
+        raise SciprobeError("the components come from different runs, which make no one SGI-Score: "
+                            + "; ".join(mixed) + " (pass --allow-mixed to combine them anyway)")
     from_files = set(components)
     for pair in pairs:
         name, sep, value = pair.partition("=")
@@ -97,7 +149,12 @@ def sgi_score_command(pairs: Sequence[str], mode: str = "official", results: Seq
         if name.strip() in from_files:
             raise SciprobeError(f"component {name.strip()} is given both as {pair!r} and in a results file")
         components[name.strip()] = _component_value(value.strip())
-    return json.dumps(sgi_score(components, mode=mode).as_dict(), indent=2)
+        sources[name.strip()] = {"given": value.strip()}  # a number or a report file named on the command line
+    report = sgi_score(components, mode=mode).as_dict()
+    report["sources"] = sources
+    if mixed:
+        report["mixed_sources"] = mixed
+    return json.dumps(report, indent=2)
 
 
 def check_external_command(folder: str | None = None) -> tuple[int, str]:
