@@ -114,7 +114,13 @@ def run_baselines(benchmark_name: str, *, names: Sequence[str] | None = None, ta
         benchmark.task(name)
     if limit is not None and limit < 1:
         raise SciprobeError("--limit must be at least 1")
-    release = Path(source) if source else benchmark.sample_source
+    from sciprobe.sources import local_folder, locate
+
+    if data:  # checked once here: a mistyped path is one error, not one skipped line per baseline and task
+        from sciprobe.task_data import split_revision
+
+        locate(split_revision(data)[0], "--data")
+    release = local_folder(source, "--source") if source else benchmark.sample_source
     out = []
     for baseline in declared:
         if names and baseline.name not in names:

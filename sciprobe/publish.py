@@ -89,7 +89,9 @@ def stage_dataset(out: Path, benchmark: str, source: Path | None = None, *, samp
     from sciprobe.build import build_benchmark, is_sample_source
 
     bench = get_benchmark(benchmark)
-    src = Path(source) if source else bench.sample_source
+    from sciprobe.sources import local_folder
+
+    src = local_folder(source, "--source") if source else bench.sample_source
     if src is None:
         raise SciprobeError(f"{benchmark} has no bundled sample; pass --source RELEASE_DIR")
     if is_sample_source(bench, src) and not sample:
