@@ -157,7 +157,9 @@ def configure_baselines_parser(parser: argparse.ArgumentParser, commands: dict |
     parser.add_argument("--source", help="release folder for baselines that read the release files (PreScience "
                                          "history; default: the bundled sample's)")
     parser.add_argument("--limit", type=int, help="only the first N items per task")
-    parser.add_argument("--output-dir", default="results", help="where results and details go")
+    parser.add_argument("--output-dir", default="results",
+                        help="where results (OUTPUT_DIR/results) and details (OUTPUT_DIR/details) go "
+                             "(default: %(default)s)")
     parser.add_argument("--list", action="store_true", help="list the baselines and their tasks, score nothing")
     if commands is not None:
         commands.setdefault("baselines", cmd_baselines)
