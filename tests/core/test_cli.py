@@ -107,11 +107,11 @@ def test_score_predictions_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("lines, message", [
-    (['{"id": "2411.05236", "prediction": "yes"}', "{not json"], "line 2: not valid JSON"),
+    (['{"id": "2411.95236", "prediction": "yes"}', "{not json"], "line 2: not valid JSON"),
     ([{"id": "nope", "prediction": "yes"}], "unknown id 'nope'"),
-    ([{"id": "2411.05236", "prediction": "yes"}, {"id": "2411.05236", "prediction": "no"}], "duplicate id"),
-    ([{"id": "2411.05236", "prediction": "maybe"}], "prediction must be yes/no/null"),
-    ([{"id": "2411.05236"}], "needs one of the fields"),
+    ([{"id": "2411.95236", "prediction": "yes"}, {"id": "2411.95236", "prediction": "no"}], "duplicate id"),
+    ([{"id": "2411.95236", "prediction": "maybe"}], "prediction must be yes/no/null"),
+    ([{"id": "2411.95236"}], "needs one of the fields"),
     ([], "holds no predictions"),
 ])
 def test_bad_predictions_fail_with_one_line_and_write_nothing(tmp_path, capsys, lines, message):
