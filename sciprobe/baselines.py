@@ -114,7 +114,13 @@ def run_baselines(benchmark_name: str, *, names: Sequence[str] | None = None, ta
         benchmark.task(name)
     if limit is not None and limit < 1:
         raise SciprobeError("--limit must be at least 1")
-    release = Path(source) if source else benchmark.sample_source
+    from sciprobe.sources import local_folder, locate
+
+    if data:  # checked once here: a mistyped path is one error, not one skipped line per baseline and task
+        from sciprobe.task_data import split_revision
+
+        locate(split_revision(data)[0], "--data")
+    release = local_folder(source, "--source") if source else benchmark.sample_source
     out = []
     for baseline in declared:
         if names and baseline.name not in names:
@@ -152,7 +158,9 @@ def configure_baselines_parser(parser: argparse.ArgumentParser, commands: dict |
                                          "history; default: the bundled sample's)")
     parser.add_argument("--limit", type=int,
                         help="only N items per task: a seeded sample (as `sciprobe evaluate --limit`), never ranked")
-    parser.add_argument("--output-dir", default="results", help="where results and details go")
+    parser.add_argument("--output-dir", default="results",
+                        help="where results (OUTPUT_DIR/results) and details (OUTPUT_DIR/details) go "
+                             "(default: %(default)s)")
     parser.add_argument("--list", action="store_true", help="list the baselines and their tasks, score nothing")
     if commands is not None:
         commands.setdefault("baselines", cmd_baselines)

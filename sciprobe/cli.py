@@ -151,7 +151,9 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                           help="scoring mode (repeatable; default: every mode of the task)")
     evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
     evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
-    evaluate.add_argument("--output-dir", default="results", help="where results and details go")
+    evaluate.add_argument("--output-dir", default="results",
+                          help="where results (OUTPUT_DIR/results) and details (OUTPUT_DIR/details) go "
+                               "(default: %(default)s)")
     evaluate.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     evaluate.add_argument("--allow-unsandboxed", action="store_true",
                           help="run model-written code (sandbox tasks) even without a working sandbox "
@@ -183,7 +185,9 @@ def _configure_score(score: argparse.ArgumentParser) -> None:
     score.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     score.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: all)")
     score.add_argument("--model-name", default="submitted", help="model name recorded in the results")
-    score.add_argument("--output-dir", default="results", help="where results and details go")
+    score.add_argument("--output-dir", default="results",
+                       help="where results (OUTPUT_DIR/results) and details (OUTPUT_DIR/details) go "
+                            "(default: %(default)s)")
     score.add_argument("--judge", metavar="SPEC", help="judge(s) for judge-scored tasks ('SPEC1;SPEC2'): the task's "
                                                       "runner runs with the predictions as the model's answers")
     score.add_argument("--max-calls", type=int, metavar="N", help="cap on judge requests (as for evaluate)")
@@ -205,12 +209,15 @@ def _configure_import_upstream(imported: argparse.ArgumentParser) -> None:
     imported.add_argument("--data", help="built dataset folder or hub id (default: the bundled sample)")
     imported.add_argument("--model-name", help="model name for the results (default: from the upstream file names)")
     imported.add_argument("--mode", action="append", dest="modes", help="scoring mode (default: every mode)")
-    imported.add_argument("--output-dir", default="results", help="where results and details go")
+    imported.add_argument("--output-dir", default="results",
+                          help="where results (OUTPUT_DIR/results) and details (OUTPUT_DIR/details) go "
+                               "(default: %(default)s)")
 
 
 def _configure_demo(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--model", default="local/smollm2", metavar="SPEC")
-    demo.add_argument("--output-dir", default="results/demo")
+    demo.add_argument("--output-dir", default="results/demo",
+                      help="where results and details go (default: %(default)s)")
     demo.add_argument("--max-tokens", type=int, default=64,
                       help="answer length for the demo (the official 500 is slow on a CPU); decoding is greedy")
     demo.add_argument("--limit", type=int, default=8,

@@ -1,12 +1,15 @@
 """``sciprobe evaluate --dry-run``: what a run would cost, before it spends anything.
 
 The plan runs each task's real runner with *plan clients*: an :class:`~sciprobe.llm.client.LLMClient`
-whose backend sends nothing. A request found in the response cache is answered from it and counted as
-cached (free); any other request is counted as a call, with its prompt tokens counted by litellm's local
-tokenizer and its completion tokens taken as ``max_tokens`` (or :data:`ASSUMED_COMPLETION_TOKENS` when no
-limit is set, said so in the plan), and answered with an empty placeholder so the runner can go on to
-the next stage (tournament rounds, judges). So the counts follow the runners' own logic (tournaments,
-judge panels, position swaps) instead of a second description of it that could drift.
+whose backend sends nothing. Every request is looked up in the response cache (its canonical request hash,
+as a real run looks it up): one found there is counted as ``cached`` (free) and answered from it; any other
+request is counted as a ``call`` (priced), with its prompt tokens counted by litellm's local tokenizer and its
+completion tokens taken as ``max_tokens`` (or :data:`ASSUMED_COMPLETION_TOKENS` when no limit is set, said so
+in the plan), and answered with an empty placeholder so the runner can go on to the next stage (tournament
+rounds, judges). A request the run asks again after it was planned as a call (a duplicate in one batch, or the
+same pairing in a later tournament round) is a ``repeat``: free in a real run (the first answer is cached), but
+never reported as cached, so an empty cache always plans ``cached 0``. So the counts follow the runners' own
+logic (tournaments, judge panels, position swaps) instead of a second description of it that could drift.
 
 What a plan cannot know: a request repeated because an earlier answer did not parse (judge re-asks) is
 counted apart as ``reasks``, an upper bound on retries; transport retries (429, 5xx) are not counted;
@@ -39,9 +42,9 @@ class Tally:
 
     model: str
     role: str
-    calls: int = 0
-    cached: int = 0
-    repeats: int = 0
+    calls: int = 0       # requests the run would send (priced)
+    cached: int = 0      # distinct requests already in the response cache (free)
+    repeats: int = 0     # requests asked again within the run, answered by its own first answer (free)
     reasks: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -61,7 +64,7 @@ class Tally:
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "role": self.role, "calls": self.calls, "cached": self.cached,
-                "reasks": self.reasks, "prompt_tokens": self.prompt_tokens,
+                "repeats": self.repeats, "reasks": self.reasks, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "completion_tokens_assumed": self.assumed_completion,
                 "cost_usd": self.cost()}
 
@@ -79,6 +82,7 @@ class _PlanBackend:
 
     def __init__(self, tally: Tally, default_max_tokens: int | None, *, cached: bool, reasking: bool) -> None:
         self.tally = tally
+        self.repeats = 0  # requests seen in an earlier batch of this plan (not cache hits)
         self.default_max_tokens = default_max_tokens
         self.cached = cached        # a real run would have stored earlier answers, so repeats are free
         self.reasking = reasking    # a deliberate uncached re-ask (sgi idea judges): repeats are re-asks
@@ -90,7 +94,7 @@ class _PlanBackend:
                 if job.key in tally._seen and self.reasking:
                     tally.reasks += 1  # the same request again: a re-ask after an unparsable answer
                 elif job.key in tally._seen and self.cached:
-                    tally.repeats += 1  # asked in an earlier batch: the real run finds it in its cache
+                    self.repeats += 1  # asked in an earlier batch: the real run finds its own answer cached
                 else:
                     tally._seen.add(job.key)
                     tally.calls += 1
@@ -103,13 +107,20 @@ class _PlanBackend:
 
 
 class _ReadOnlyCache:
-    """The real response cache for reading; a plan writes nothing."""
+    """The real response cache for reading; a plan writes nothing. Remembers which keys it found (``hits``,
+    distinct), so the plan reports what the cache really holds."""
 
     def __init__(self, cache: Any) -> None:
         self._cache = cache
+        self.hits: set[str] = set()
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> Completion | None:
-        return self._cache.get(key) if self._cache is not None else None
+        found = self._cache.get(key) if self._cache is not None else None
+        if found is not None:
+            with self._lock:
+                self.hits.add(key)
+        return found
 
     def put(self, key: str, completion: Completion) -> bool:
         return False
@@ -128,7 +139,8 @@ class PlanClient(LLMClient):
         self._use_cache = use_cache
         self._reasking = reasking
         self._twins: list[PlanClient] = []
-        super().__init__(spec, cache=_ReadOnlyCache(cache) if use_cache else None)
+        self._lookups = _ReadOnlyCache(cache) if use_cache else None
+        super().__init__(spec, cache=self._lookups)
 
     def _make_backend(self, backoff_base_s: float) -> Any:
         if self._tally is None:
@@ -137,9 +149,16 @@ class PlanClient(LLMClient):
 
     @property
     def tally(self) -> Tally:
-        """The tally, with cache hits (and in-batch duplicates, which the client sends once) added in."""
+        """The tally, with the response-cache hits (``cached``) and the requests answered without a call that
+        are not cache hits (``repeats``: in-batch duplicates, which the client sends once, and requests of an
+        earlier batch) added in."""
         assert self._tally is not None
-        self._tally.cached = self._tally.repeats + self.stats.cached + sum(t.stats.cached for t in self._twins)
+        hits = len(self._lookups.hits) if self._lookups is not None else 0
+        # every position answered without a call (cache hits, their in-batch duplicates, duplicates of a call)
+        answered_without_call = self.stats.cached + sum(t.stats.cached for t in self._twins)
+        backends = [c._backend for c in (self, *self._twins) if isinstance(c._backend, _PlanBackend)]
+        self._tally.cached = hits
+        self._tally.repeats = sum(b.repeats for b in backends) + answered_without_call - hits
         return self._tally
 
     def without_cache(self) -> PlanClient:
@@ -237,22 +256,26 @@ def merge_tallies(tallies: Iterable[Tally]) -> list[Tally]:
 
 
 def format_plan(plan: RunPlan) -> str:
-    """The plan as the table ``--dry-run`` prints."""
+    """The plan as the table ``--dry-run`` prints: ``calls`` are the requests it would send (tokens and cost are
+    theirs), ``cached`` those already in the response cache, ``repeats`` those it asks again."""
     lines = ["task                                     items  model/judge                         calls  cached  "
-             "reasks  tokens in/out        cost"]
+             "repeats  reasks  tokens in/out        cost"]
     for task in plan.tasks:
         for n, tally in enumerate(task.tallies):
             cost = tally.cost()
             lines.append(f"{task.task if n == 0 else '':40} {task.items if n == 0 else '':>5}  "
                          f"{(tally.role + ' ' + tally.model)[:34]:34} {tally.calls:>6} {tally.cached:>7} "
-                         f"{tally.reasks:>7}  {tally.prompt_tokens:>9}/{tally.completion_tokens:<9} {_money(cost):>9}")
+                         f"{tally.repeats:>8} {tally.reasks:>7}  "
+                         f"{tally.prompt_tokens:>9}/{tally.completion_tokens:<9} {_money(cost):>9}")
         for note in task.notes:
             lines.append(f"{'':47}note: {note}")
     lines.append("")
-    lines.append("totals (cached calls are free):")
+    lines.append("totals (calls: requests this run would send, priced; cached: found in the response cache, free; "
+                 "repeats: asked again within the run, free):")
     for row in plan.totals():
         lines.append(f"  {row['role']:5} {row['model']:40} calls {row['calls']:>6}  cached {row['cached']:>6}  "
-                     f"tokens {row['prompt_tokens']}/{row['completion_tokens']}  cost {_money(row['cost_usd'])}")
+                     f"repeats {row['repeats']:>6}  tokens {row['prompt_tokens']}/{row['completion_tokens']}  "
+                     f"cost {_money(row['cost_usd'])}")
     return "\n".join(lines)
 
 

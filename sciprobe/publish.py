@@ -9,7 +9,9 @@ to ``out`` and nothing leaves the machine:
   off as the benchmark: building from the bundled synthetic sample is refused unless ``sample=True``
   (``--sample``), and then the card's first line says it is a sample.
 * ``metric`` — ``metrics/<name>/`` as an evaluate metric Space (module, card with Space front matter, app,
-  requirements). ``evaluate.load`` finds ``<name>.py`` by the repo's name, so the repo name must be the metric name.
+  requirements) plus a copy of the ``sciprobe`` package next to ``app.py``, named in the requirements and the card
+  (version, commit, files digest) instead of a bare ``sciprobe`` requirement. ``evaluate.load`` finds ``<name>.py``
+  by the repo's name, so the repo name must be the metric name.
 * ``space`` — ``leaderboard_space/`` (README front matter: sdk gradio 6.31.0, app_file app.py, hf_oauth) plus a
   copy of the ``sciprobe`` package next to ``app.py``, so the Space runs without installing the heavy stack.
 * ``all`` — every one of the above; ``repo_id`` is then the owner namespace and ``out`` gets
@@ -89,7 +91,9 @@ def stage_dataset(out: Path, benchmark: str, source: Path | None = None, *, samp
     from sciprobe.build import build_benchmark, is_sample_source
 
     bench = get_benchmark(benchmark)
-    src = Path(source) if source else bench.sample_source
+    from sciprobe.sources import local_folder
+
+    src = local_folder(source, "--source") if source else bench.sample_source
     if src is None:
         raise SciprobeError(f"{benchmark} has no bundled sample; pass --source RELEASE_DIR")
     if is_sample_source(bench, src) and not sample:
@@ -102,15 +106,85 @@ def stage_dataset(out: Path, benchmark: str, source: Path | None = None, *, samp
     return Path(out)
 
 
+#: What the staged copy of sciprobe needs to score a metric (pinned from constraints.txt when it pins them).
+SCORING_REQUIREMENTS = ("numpy", "scipy", "scikit-learn")
+
+
 def stage_metric(out: Path, name: str) -> Path:
+    """``metrics/<name>/`` plus a copy of the ``sciprobe`` package next to ``app.py``: the ``sciprobe`` that
+    ``requirements.txt`` listed by name alone could have come from anywhere (a registry's unrelated package);
+    the staged Space imports the copy, and its README and requirements say which sciprobe it is."""
     source = REPO_ROOT / "metrics" / name
     if name not in metric_names():
         raise SciprobeError(f"unknown metric {name!r}; available: {', '.join(metric_names()) or 'none'}")
     meta = read_front_matter(source / "README.md")
     if meta.get("sdk") != "gradio" or "app_file" not in meta:
         raise SciprobeError(f"metrics/{name}/README.md front matter must declare sdk: gradio and app_file")
-    shutil.copytree(source, _fresh(Path(out)), ignore=_IGNORE)
-    return Path(out)
+    out = _fresh(Path(out))
+    shutil.copytree(source, out, ignore=_IGNORE)
+    shutil.copytree(REPO_ROOT / "sciprobe", out / "sciprobe", ignore=_IGNORE)
+    origin = sciprobe_origin(out / "sciprobe")
+    _write_metric_requirements(out / "requirements.txt", origin)
+    with (out / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(_origin_section(origin))
+    return out
+
+
+def sciprobe_origin(copy: Path) -> str:
+    """``sciprobe 0.1.0, commit <sha>[ with local changes], files sha256 <digest>`` for a staged copy: the
+    version, the commit of this checkout when git knows it, and a digest of the copied files (always)."""
+    import hashlib
+    import subprocess
+
+    from sciprobe import __version__
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in copy.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(copy).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    commit = ""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=False)
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "sciprobe"],
+                               capture_output=True, text=True, timeout=30, check=False)
+        if head.returncode == 0 and head.stdout.strip():
+            commit = f", commit {head.stdout.strip()}" + (" with local changes" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):  # no git here: the digest still identifies the copy
+        pass
+    return f"sciprobe {__version__}{commit}, files sha256 {digest.hexdigest()}"
+
+
+def _pins() -> dict[str, str]:
+    """``name -> name==version`` from constraints.txt (empty when the checkout has none)."""
+    path = REPO_ROOT / "constraints.txt"
+    pins = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            name, sep, _ = line.strip().partition("==")
+            if sep and name:
+                pins[name.lower()] = line.strip()
+    return pins
+
+
+def _write_metric_requirements(path: Path, origin: str) -> None:
+    """The metric's requirements with the bare ``sciprobe`` line replaced by what its staged copy needs."""
+    pins = _pins()
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip().lower() != "sciprobe"]
+    named = {line.split("=")[0].split("<")[0].split(">")[0].strip().lower() for line in kept}
+    added = [pins.get(name, name) for name in SCORING_REQUIREMENTS if name not in named]
+    header = [f"# sciprobe is not installed from a package registry: ./sciprobe is {origin},",
+              "# imported from this folder by app.py; the lines below are what it needs for this metric."]
+    path.write_text("\n".join([*header, *kept, *added]) + "\n", encoding="utf-8")
+
+
+def _origin_section(origin: str) -> str:
+    return (
+        "\n## Where `sciprobe` comes from\n\n"
+        "This Space does not install `sciprobe` from a package registry. The `sciprobe/` folder next to `app.py` "
+        f"is a copy of the package that `sciprobe publish` staged: {origin}. `app.py` imports it from its own "
+        "folder, and `requirements.txt` lists what it needs. To `evaluate.load` this metric elsewhere, install the "
+        "same sciprobe first (`pip install .` in a checkout of that commit), or put a copy of this repository's "
+        "`sciprobe/` folder on `PYTHONPATH`.\n")
 
 
 def stage_space(out: Path) -> Path:

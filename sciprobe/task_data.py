@@ -23,6 +23,7 @@ from sciprobe.cutoffs import CutoffReport, filter_dataset
 from sciprobe.declaration import Benchmark, TaskSpec
 from sciprobe.errors import SciprobeError
 from sciprobe.paths import sample_build_dir
+from sciprobe.sources import hub_offline, locate, not_cached_message
 
 
 def sample_dataset_dir(benchmark: Benchmark, options: dict[str, Any] | None = None) -> Path:
@@ -153,15 +154,21 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     with the reader options ``sample_options`` (default: the declaration's)."""
     if data:
         data, revision = split_revision(data, revision)
-    location = Path(data) if data else sample_dataset_dir(benchmark, sample_options)
-    local = location.exists()
-    if data and not local and "/" not in data:
-        raise SciprobeError(f"dataset {data!r} is neither a folder nor a hub id (owner/name)")
-    target = str(location) if local else data
+        where = locate(data, "--data")  # a missing path is an error here, never a hub lookup
+        location: Path | str = where.path if where.path is not None else str(where.repo_id)
+        local = where.path is not None
+    else:
+        location, local = sample_dataset_dir(benchmark, sample_options), True
+    target = str(location)
     try:
         dd = _load(target, task.config, local, revision)
     except ValueError as exc:
         raise SciprobeError(f"cannot load config {task.config!r} from {target}: {str(exc).splitlines()[0]}") from None
+    except OSError as exc:  # datasets' missing files, unreachable or uncached hub ids (ConnectionError)
+        if not local and hub_offline():
+            raise SciprobeError(not_cached_message(target)) from None
+        raise SciprobeError(f"cannot load config {task.config!r} from {target}: "
+                            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if "test" not in dd:
         raise SciprobeError(f"{target} config {task.config!r} has no test split")
     test = dd["test"]
@@ -183,7 +190,8 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     if task.num_fewshot and len(fewshot) < task.num_fewshot:
         raise SciprobeError(f"{target} config {task.config!r} has {len(fewshot)} few-shot examples, "
                             f"task {task.name} needs {task.num_fewshot}")
-    fingerprint = dataset_fingerprint(location) if local else f"hub:{data}@{revision or 'main'}:{test._fingerprint}"
+    fingerprint = (dataset_fingerprint(Path(location)) if local
+                   else f"hub:{data}@{revision or 'main'}:{test._fingerprint}")
     rows = kept.to_list()
     id_field = benchmark.config(task.config).id_field
     if id_field != "id":  # every row a runner gets is identified by ``id`` (the config's own id field's value)

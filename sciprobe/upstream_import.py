@@ -131,7 +131,14 @@ def import_logs(bench: str, logs: Path, *, data: str | None = None, model_name: 
     reader = _reader(benchmark)
     logs = Path(logs)
     if not logs.exists():
-        raise SciprobeError(f"upstream logs {logs} not found")
+        from sciprobe.sources import missing_path_message
+
+        raise SciprobeError(missing_path_message(str(logs), "--logs"))
+    if data:  # checked before any log is read: a mistyped --data is one line, whatever the logs hold
+        from sciprobe.sources import locate
+        from sciprobe.task_data import split_revision
+
+        locate(split_revision(data)[0], "--data")
     loaded: dict[str, Any] = {}
 
     def task_data(task_name: str) -> Any:

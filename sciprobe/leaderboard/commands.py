@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 
@@ -89,19 +90,69 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
         raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: "
                             "add --worker")
-    from sciprobe.leaderboard.app import launch
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store_factory import open_store
 
+    from sciprobe.sources import missing_path_message
+
+    for folder in args.imports or []:  # a mistyped --import is an error, not an empty board served anyway
+        if not Path(folder).exists():
+            from sciprobe.errors import SciprobeError
+
+            raise SciprobeError(missing_path_message(str(folder), "--import"))
     folders = args.imports or ([Path("results/demo")] if Path("results/demo").is_dir() else [])
     if folders:
         store = open_store()
         added = sum(import_results_dir(store, Path(folder)) for folder in folders)
         print(f"imported {added} task result(s) from {', '.join(map(str, folders))}")
 
-    print(f"sciprobe leaderboard on http://{args.host}:{args.port}/ (Ctrl-C to stop)", flush=True)
-    launch(host=args.host, port=args.port)
+    serve(args.host, args.port)
     return 0
+
+
+def serve(host: str, port: int) -> None:
+    """Launch the Space and block; its URL is printed once the page answers (printed before the launch, it led
+    to a page that did not load for minutes while the app was built)."""
+    from sciprobe.leaderboard.app import launch
+
+    print("sciprobe leaderboard: starting (the first start computes each tab's reference baselines)", flush=True)
+    demo = launch(host=host, port=port, prevent_thread_lock=True, quiet=True)
+    url = f"http://{host}:{port}/"
+    if wait_until_answers(_local_url(host, port)):
+        print(f"sciprobe leaderboard on {url} (Ctrl-C to stop)", flush=True)
+    else:
+        print(f"sciprobe leaderboard: {url} does not answer yet; it may still be starting (Ctrl-C to stop)",
+              flush=True)
+    demo.block_thread()
+
+
+def _local_url(host: str, port: int) -> str:
+    """Where this machine reaches the server (a server on every interface answers on loopback)."""
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}/"
+
+
+def page_answers(url: str) -> bool:
+    """Whether ``url`` answers a GET with a success or redirect status (the page loads)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - our own loopback server
+            return response.status < 400
+    except urllib.error.HTTPError as exc:
+        return exc.code in (401, 403)  # a page behind sign-in answers too
+    except (OSError, ValueError):
+        return False
+
+
+def wait_until_answers(url: str, *, attempts: int = 600) -> bool:
+    """Poll ``url`` (every 0.5 s, up to ``attempts`` times) until :func:`page_answers`; False when it never does."""
+    for n in range(attempts):
+        if page_answers(url):
+            return True
+        if n + 1 < attempts:
+            time.sleep(0.5)
+    return False
 
 
 def configure_publish_parser(parser: argparse.ArgumentParser) -> None:

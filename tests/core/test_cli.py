@@ -107,11 +107,11 @@ def test_score_predictions_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("lines, message", [
-    (['{"id": "2411.05236", "prediction": "yes"}', "{not json"], "line 2: not valid JSON"),
+    (['{"id": "2411.95236", "prediction": "yes"}', "{not json"], "line 2: not valid JSON"),
     ([{"id": "nope", "prediction": "yes"}], "unknown id 'nope'"),
-    ([{"id": "2411.05236", "prediction": "yes"}, {"id": "2411.05236", "prediction": "no"}], "duplicate id"),
-    ([{"id": "2411.05236", "prediction": "maybe"}], "prediction must be yes/no/null"),
-    ([{"id": "2411.05236"}], "needs one of the fields"),
+    ([{"id": "2411.95236", "prediction": "yes"}, {"id": "2411.95236", "prediction": "no"}], "duplicate id"),
+    ([{"id": "2411.95236", "prediction": "maybe"}], "prediction must be yes/no/null"),
+    ([{"id": "2411.95236"}], "needs one of the fields"),
     ([], "holds no predictions"),
 ])
 def test_bad_predictions_fail_with_one_line_and_write_nothing(tmp_path, capsys, lines, message):
@@ -142,8 +142,10 @@ def test_i2r_scores_from_outside_are_checked(tmp_path, capsys, case):
     (["evaluate", "idrbench:ipi", "--model", "openai/unknown-model", "--model-cutoff", "auto"],
      "no knowledge cutoff known"),
     (["evaluate", "idrbench:ipi", "--model", "openai/x", "--mode", "paperish"], "has no mode 'paperish'"),
-    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "missing-folder"], "neither a folder"),
-    (["build", "idrbench", "--source", "does/not/exist", "--out", "OUT"], "neither an existing folder"),
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "missing-folder"],
+     "--data missing-folder: no such file or folder"),
+    (["build", "idrbench", "--source", "does/not/exist", "--out", "OUT"],
+     "--source does/not/exist: no such file or folder"),
     (["score", "idrbench:ipi", "--predictions", "nope.jsonl"], "not found"),
 ])
 def test_bad_arguments_fail_with_one_line(tmp_path, capsys, monkeypatch, argv, message):
@@ -171,3 +173,130 @@ def test_prescience_baselines_and_lacer_commands_are_wired(capsys):
     with pytest.raises(SystemExit) as info:
         main(["lacer", "build-lattice", "--help"])
     assert info.value.code == 0 and "--model" in capsys.readouterr().out
+
+
+# Every command that takes a data location, given a mistyped one beside an existing build/ folder (issue 23.7):
+# one line naming the path (exit 2), and the hub never tried for a path.
+TYPO = "build/idrbnech"
+MISSING_LOCATIONS = [
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", TYPO], "--data"),
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", TYPO, "--dry-run"], "--data"),
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "/nonexistent/idrbench"], "--data"),
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "./idrbench"], "--data"),
+    (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "~/no-such-sciprobe-data"], "--data"),
+    (["score", "idrbench:ipi", "--predictions", "preds.jsonl", "--data", TYPO], "--data"),
+    (["score", "idrbench:ipi", "--predictions", "preds.jsonl", "--data", "/nonexistent"], "--data"),
+    (["build", "idrbench", "--source", TYPO, "--out", "OUT"], "--source"),
+    (["import-upstream", "idrbench", "--logs", "logs", "--data", TYPO], "--data"),
+    (["import-upstream", "idrbench", "--logs", "build/lgos"], "--logs"),
+    (["baselines", "idrbench", "--data", TYPO], "--data"),
+    (["baselines", "prescience", "--source", TYPO], "--source"),
+    (["prescience", "baselines", "--source", TYPO], "--source"),
+    (["prescience", "score", "citation_prediction", "--predictions", "preds.jsonl", "--source", TYPO], "--source"),
+    (["publish", "dataset", "me/idrbench", "--source", TYPO, "--dry-run", "--out", "OUT"], "--source"),
+    (["sgibench", "check-external", "--data", TYPO], "--data"),
+    (["leaderboard", "--import", TYPO], "--import"),
+]
+
+
+@pytest.fixture
+def no_hub(monkeypatch):
+    """The hub must not be asked about a local path: any download attempt fails the test."""
+    import datasets
+    import huggingface_hub
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the hub was asked for {args or kwargs}")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", refuse)
+    monkeypatch.setattr(datasets, "load_dataset", refuse)
+
+
+@pytest.mark.parametrize("argv, option", MISSING_LOCATIONS, ids=[" ".join(a[:2]) + f"-{i}"
+                                                                 for i, (a, _) in enumerate(MISSING_LOCATIONS)])
+def test_a_missing_data_location_is_one_line_naming_it(tmp_path, capsys, monkeypatch, no_hub, argv, option):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "build" / "idrbench").mkdir(parents=True)
+    (tmp_path / "logs").mkdir()
+    _write(tmp_path / "preds.jsonl", [{"id": "x", "response": "Your verdict: Yes"}])
+    extra = ["--output-dir", "o"] if argv[0] in ("evaluate", "score", "import-upstream", "baselines") else []
+    assert main(argv + extra) == 2
+    err = capsys.readouterr().err
+    value = argv[argv.index(option) + 1]
+    assert err.startswith(f"error: {option} {value}: no such file or folder") and err.count("\n") == 1, err
+    if value == TYPO:
+        assert "did you mean build/idrbench?" in err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "OUT").exists()
+
+
+def test_an_uncached_hub_id_offline_is_one_line_and_no_download(tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    for argv in (["evaluate", "idrbench:ipi", "--model", "openai/x", "--data", "someone/not-cached", "--output-dir",
+                  "o"],
+                 ["build", "idrbench", "--source", "someone/not-cached", "--out", "OUT"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: hub dataset someone/not-cached is not in the local cache and HF_HUB_OFFLINE=1")
+        assert err.count("\n") == 1
+
+
+def test_leaderboard_prints_its_url_once_the_page_answers(tmp_path, monkeypatch, capsys):
+    """Issue 23.12: the URL was printed before the app was even built, minutes before the page loaded."""
+    from sciprobe.leaderboard import app, commands
+
+    events: list[str] = []
+
+    class FakeDemo:
+        def block_thread(self) -> None:
+            events.append("blocked")
+
+    def fake_launch(**kwargs):
+        assert kwargs["prevent_thread_lock"] is True  # returns at once, so the page can be polled
+        events.append("launched")
+        return FakeDemo()
+
+    def probe(url: str) -> bool:
+        events.append(f"probe {url} printed={'http://' in capsys.readouterr().out}")
+        return sum(e.startswith("probe") for e in events) == 3  # the page answers on the third look
+
+    monkeypatch.setattr(app, "launch", fake_launch)
+    monkeypatch.setattr(commands, "page_answers", probe)
+    monkeypatch.setattr(commands.time, "sleep", lambda s: events.append(f"sleep {s}"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "store"))
+    assert main(["leaderboard", "--host", "0.0.0.0", "--port", "7999"]) == 0
+    assert events == ["launched", "probe http://127.0.0.1:7999/ printed=False", "sleep 0.5",
+                      "probe http://127.0.0.1:7999/ printed=False", "sleep 0.5",
+                      "probe http://127.0.0.1:7999/ printed=False", "blocked"]
+    assert "sciprobe leaderboard on http://0.0.0.0:7999/" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command, default", [("evaluate", "results"), ("score", "results"),
+                                              ("import-upstream", "results"), ("baselines", "results"),
+                                              ("demo", "results/demo")])
+def test_help_states_the_default_output_dir(command, default, capsys):
+    """Issue 23.12: `--help` did not say where results go unless told."""
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--output-dir OUTPUT_DIR where results" in text and f"(default: {default})" in text
+
+
+def test_the_leaderboard_doc_shows_score_with_a_judge_as_the_cli_takes_it():
+    """Issue 23.12: docs/leaderboard.md said `sciprobe score` did not take --judge; it does."""
+    import re
+    import shlex
+
+    from sciprobe.cli import build_parser
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "does not pass `--judge`" not in text
+    [line] = re.findall(r"`(sciprobe score [^`]*--judge[^`]*)`", text)
+    args = build_parser(benchmark_commands=False).parse_args(shlex.split(line)[1:])
+    assert args.command == "score" and args.judge == "SPEC"

@@ -44,7 +44,7 @@ def test_metric_dry_run_loads_with_evaluate(tmp_path):
         assert artifact.repo_type == "space" and artifact.folder == tmp_path / name
         source = REPO / "metrics" / name
         assert sorted(p.name for p in artifact.folder.iterdir()) == sorted(
-            p.name for p in source.iterdir() if p.name != "__pycache__")
+            [*(p.name for p in source.iterdir() if p.name != "__pycache__"), "sciprobe"])
         meta = read_front_matter(artifact.folder / "README.md")
         assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"
         staged[name] = artifact.folder
@@ -58,6 +58,31 @@ def test_metric_dry_run_loads_with_evaluate(tmp_path):
                           env=_offline_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["idr_classification", "ranking"]
+
+
+def test_a_staged_metric_space_says_which_sciprobe_it_runs(tmp_path):
+    """Issue 23.12: requirements.txt listed a bare `sciprobe`, which pip would take from wherever a package of that
+    name is. The staged Space carries its copy of sciprobe, and its requirements and card name it."""
+    from sciprobe import __version__
+
+    [artifact] = publish("metric", "sciprobe/idr_classification", dry_run=True, out=tmp_path / "m")
+    folder = artifact.folder
+    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "sciprobe" not in [line.strip().lower() for line in requirements]
+    assert requirements[0].startswith(f"# sciprobe is not installed from a package registry: ./sciprobe is "
+                                      f"sciprobe {__version__}")
+    assert "evaluate==0.4.6" in requirements and any(line.startswith("scikit-learn==") for line in requirements)
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "## Where `sciprobe` comes from" in readme and f"sciprobe {__version__}" in readme
+    digest = readme.split("files sha256 ")[1][:64]
+    assert digest in requirements[0] and len(digest) == 64
+    assert (folder / "sciprobe" / "scoring" / "classification.py").is_file()
+    # the app's folder is first on sys.path when a Space runs `python app.py`: the copy is the sciprobe imported
+    code = "import sciprobe, sciprobe.scoring.classification; print(sciprobe.__file__)"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=folder, env=_offline_env(tmp_path), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().startswith(str(folder / "sciprobe"))
 
 
 def test_metric_repo_name_must_be_a_metric(tmp_path):

@@ -83,7 +83,7 @@ def test_score_file_needs_a_judge_for_runner_tasks(tmp_path: Path) -> None:
     from sciprobe.scoring_cli import JudgeRequired, score_file
 
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"id": "200000130", "response": "Title: t\nAbstract: a"}) + "\n")
+    preds.write_text(json.dumps({"id": "9900000130", "response": "Title: t\nAbstract: a"}) + "\n")
     with pytest.raises(JudgeRequired) as info:
         score_file("prescience:contribution_generation", preds, output_dir=tmp_path / "o")
     message = str(info.value)

@@ -45,7 +45,7 @@ def test_local_folder_and_bad_sources(tmp_path):
     assert resolve_source(tmp_path).path == tmp_path and resolve_source(tmp_path).revision is None
     with pytest.raises(SciprobeError, match="applies to hub sources"):
         resolve_source(tmp_path, revision="main")
-    with pytest.raises(SciprobeError, match="neither an existing folder nor a hub dataset id"):
+    with pytest.raises(SciprobeError, match="no such folder: no such file or folder"):
         resolve_source("no such folder")
 
 

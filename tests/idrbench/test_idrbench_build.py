@@ -75,6 +75,26 @@ def test_sample_builds_every_config(tmp_path):
     assert "configs:" in card and "dataset_info:" in card and "Whitespace normalisation" in card
 
 
+def test_the_sample_names_no_real_arxiv_paper(tmp_path):
+    """Issue 23.12: the bundled sample gave invented text real arXiv ids. Every arXiv-shaped id in it (strings and
+    JSON floats, zero-padded as the builder reads them) has a number of 90000 or more, which arXiv never issued in
+    those months; the few-shot examples are found through their stand-ins."""
+    import re
+
+    from sciprobe.benchmarks.idrbench.source import IPI_FEWSHOT_IDS, normalize_id, sample_stand_in
+
+    ids = set()
+    for file in IDR.sample_source.glob("*.json"):
+        text = file.read_text(encoding="utf-8")
+        ids |= {normalize_id(token) for token in re.findall(r"(?<![\d.])\d{4}\.\d{1,5}(?!\d)", text)}
+    assert len(ids) > 40
+    real_looking = sorted(i for i in ids if int(i.split(".")[1]) < 90000)
+    assert not real_looking
+    build_benchmark(IDR, IDR.sample_source, tmp_path / "sample", configs=["ipi"])
+    shots = datasets.load_dataset(str(tmp_path / "sample"), "ipi", split="fewshot")
+    assert shots["id"] == [sample_stand_in(i) for i in IPI_FEWSHOT_IDS]
+
+
 # ---------------------------------------------------------------- bad input: one-line error, nothing written
 
 def _copy_sample(tmp_path: Path) -> Path:

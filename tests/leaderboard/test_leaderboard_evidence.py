@@ -323,7 +323,6 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
     import subprocess
     import sys
 
-    import sciprobe.leaderboard.app as app
     from sciprobe.cli import main
     from sciprobe.llm.stub_server import StubServer
 
@@ -338,7 +337,9 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
              "idrbench:ipi|0", "--custom-tasks", str(CARD), "--output-dir", str(tmp_path / "out"), "--save-details"],
             env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path)  # litellm caches in cwd
         assert proc.returncode == 0, proc.stderr[-2000:]
-    monkeypatch.setattr(app, "launch", lambda **kwargs: None)
+    from sciprobe.leaderboard import commands
+
+    monkeypatch.setattr(commands, "serve", lambda host, port: None)
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_STORE", "sqlite")
     assert main(["leaderboard", "--import", str(tmp_path / "out"), "--store-dir", str(tmp_path / "store")]) == 0
     assert "imported 1 task result(s)" in capsys.readouterr().out

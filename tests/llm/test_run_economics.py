@@ -61,6 +61,28 @@ def test_dry_run_plan_matches_the_calls_made_and_then_counts_them_cached(tmp_pat
         assert sum(t["cached"] for t in replanned.totals()) == sum(t["cached"] + t["calls"] for t in plan.totals())
 
 
+def test_dry_run_counts_cached_only_what_the_response_cache_holds(tmp_path):
+    """Issue 23.8: on an empty cache the tournament's repeated pairings were shown as cached (``calls 51 cached
+    51``), which read as free. Cached means found in the response cache: 0 on an empty cache, every call after a
+    run (then nothing left to pay)."""
+    from sciprobe.plan import format_plan
+
+    with StubServer() as stub:
+        model = f"openai/gpt-4o-mini,base_url={stub.base_url},api_key=sk-test,concurrency=4"
+        request = _request(stub, tmp_path, model=model)
+        plan = plan_run(request)
+        assert [t.cached for task in plan.tasks for t in task.tallies] == [0, 0, 0]
+        [row] = plan.totals()
+        assert row["cached"] == 0 and row["calls"] == plan.calls > 0 and row["cost_usd"] > 0
+        i2r = plan.tasks[-1].tallies[0]
+        assert i2r.repeats > 0  # same pairings in later rounds: free, but not "cached"
+        assert "calls     " + str(plan.calls) + "  cached      0" in format_plan(plan)
+        evaluate(request)
+        replanned = plan_run(request)
+        [again] = replanned.totals()
+        assert again["calls"] == 0 and again["cost_usd"] == 0.0 and again["cached"] == stub.count == plan.calls
+
+
 def test_dry_run_estimate_for_a_parsing_model_stays_within_the_tournament_tolerance(tmp_path):
     with StubServer(reply=verdict_reply) as stub:
         request = _request(stub, tmp_path)
@@ -299,12 +321,12 @@ def test_dry_run_plans_judge_panels_and_executes_no_model_code(tmp_path):
     dry, idea = plan.tasks
     assert dry.items == 2 and [t.role for t in dry.tallies] == ["model", "judge"]
     model, judge = dry.tallies
-    assert model.calls + model.cached == 2 and judge.calls == 0  # (identical prompts are sent once)
+    assert model.calls + model.cached + model.repeats == 2 and judge.calls == 0  # (identical prompts: sent once)
     assert any("not counted" in note for note in dry.notes)
     assert [(t.role, t.model) for t in idea.tallies] == [("model", "openai/stub-model"), ("judge", "openai/judge-a"),
                                                          ("judge", "openai/judge-b")]
     # two position-swapped votes per judge per item, asked up to 5 times while unparsable (the placeholder
-    # never parses): every vote of every attempt is counted once, as a call, a cache hit or a re-ask
+    # never parses): every vote of every attempt is counted once, as a call, a cache hit, a repeat or a re-ask
     for judge in idea.tallies[1:]:
-        assert judge.calls + judge.cached + judge.reasks == 2 * 2 * 5
+        assert judge.calls + judge.cached + judge.repeats + judge.reasks == 2 * 2 * 5
         assert judge.reasks == 4 * judge.calls > 0

@@ -147,3 +147,25 @@ def test_lacer_metric_in_the_card_when_a_judge_is_named(built: Path, tmp_path: P
         assert server.count == 3
     assert values[:2] == [8.0, 3.0] and math.isnan(values[2])
     assert lacer.corpus_level_fn.compute_corpus(values) == pytest.approx(5.5)
+
+
+def test_forecast_docs_can_be_saved_as_lighteval_details(tmp_path: Path, monkeypatch) -> None:
+    """Issue 23.11: with `--save-details` (which `leaderboard --import` needs) lighteval writes every doc's
+    `specific` to Parquet; an item whose prompt cut nothing carried `context_cut: {}`, an empty struct Arrow cannot
+    write, and the README's `prescience:topic_trends` line ended in that error after its whole run."""
+    import datasets
+
+    from sciprobe.build import build_benchmark
+
+    data = tmp_path / "data"
+    build_benchmark(PRESCIENCE, PRESCIENCE.sample_source, data)
+    monkeypatch.setenv("SCIPROBE_PRESCIENCE_DATA", str(data))
+    cuts = []
+    for task in _card().TASKS_TABLE[1:]:  # the forecasting tasks (the first is contribution generation)
+        rows = datasets.load_dataset(str(data), task.hf_subset, split="test").to_list()[:6]
+        docs = [task.prompt_function(r, task.name) for r in rows]
+        details = datasets.Dataset.from_list([{"doc": {"query": d.query, "specific": d.specific}} for d in docs])
+        details.to_parquet(str(tmp_path / f"{task.hf_subset}.parquet"))  # raised ArrowNotImplementedError
+        cuts += [d.specific["context_cut"] for d in docs]
+    cuts = [json.loads(c) for c in cuts]
+    assert {} in cuts and any(cuts)  # both kinds were written: nothing cut, and what a budget cut

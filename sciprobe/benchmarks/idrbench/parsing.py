@@ -1,10 +1,10 @@
 """Answer parsing for IDRBench (shared/spec/idrbench.md §4, pitfalls 2-3).
 
 Each parser tries the official regex first (exact, ``re.IGNORECASE`` as upstream), then tolerant rules
-(markdown stripped, ``Choice:`` accepted, multi-line reasons, ``Subject:`` optional, a bare leading
-Yes/No). ``Parsed.value`` is the tolerant result; ``Parsed.extra["official"]`` is what the official code
-would have read (None when its regex misses, i.e. upstream drops the item), so one generation serves both
-scoring modes. The parse path is recorded per sample.
+(markdown stripped, ``Choice:`` accepted, multi-line reasons, ``Subject:`` optional, an ``Answer: Yes/No``
+line, a bare leading Yes/No). ``Parsed.value`` is the tolerant result; ``Parsed.extra["official"]`` is what
+the official code would have read (None when its regex misses, i.e. upstream drops the item), so one generation
+serves both scoring modes. The parse path is recorded per sample.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ _MARKDOWN = re.compile(r"[*#`_]+")
 _VERDICT = re.compile(r"(?:your\s+)?verdict\s*:\s*(yes|no)\b", re.IGNORECASE)
 _CONFIDENCE = re.compile(r"confidence(?:\s+score)?\s*:\s*(\d+)", re.IGNORECASE)
 _CHOICE = re.compile(r"(?:your\s+)?choice\s*:\s*paper\s*([12])\b", re.IGNORECASE)
+# "Answer: Yes" / "Final answer: no." (any case): an answer, but only when Yes/No ends the clause, so
+# "Answer: No idea" or "Answer: yes and no" stay unparsed
+_ANSWER = re.compile(r"\banswer\s*:\s*(yes|no)\b(?=[ \t]*(?:[.,;:!)]|$))", re.IGNORECASE | re.MULTILINE)
 _LEADING = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
 _LEADING_PAPER = re.compile(r"^\W*paper\s*([12])\b", re.IGNORECASE)
 _REASON = re.compile(r"your\s+reason\s*:\s*(.+?)\s*(?:confidence(?:\s+score)?\s*:|$)", re.IGNORECASE | re.DOTALL)
@@ -51,6 +54,9 @@ def _tolerant_verdict(text: str) -> tuple[str | None, str]:
     match = _VERDICT.search(plain)
     if match:
         return match[1].lower(), "tolerant:verdict_line"
+    match = _ANSWER.search(plain)
+    if match:
+        return match[1].lower(), "tolerant:answer_line"
     match = _LEADING.match(plain)
     if match:
         return match[1].lower(), "tolerant:leading_word"

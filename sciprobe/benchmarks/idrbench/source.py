@@ -49,7 +49,8 @@ IPI_FILE = "data_exp_1.json"
 I3_FILES = {"i3_set1": "data_exp_2_1.json", "i3_set2": "data_exp_2_3.json"}
 I2R_GLOB = "data_exp_3_1_part_*.json"
 
-# The fixed few-shot examples (paper Tables 14-17), by release id, in the order the prompts show them.
+# The fixed few-shot examples (paper Tables 14-17), by release id, in the order the prompts show them. The bundled
+# sample holds stand-ins for them (:func:`sample_stand_in`), since its invented papers must not carry real ids.
 IPI_FEWSHOT_IDS = ("2411.05236", "2412.11084", "2412.02695", "2501.13908", "2503.16003")
 I3_FEWSHOT_POSITIVE_IDS = ("2411.00726", "2411.05236")
 # The third I3 example pairs side b of two Set-1 negatives.
@@ -75,6 +76,22 @@ def _id(value: Any, where: str, key: str) -> str:
         raise SciprobeError(f"{where}: field {key!r} must be an id (text), got {type(value).__name__} "
                             f"{shown(value)}")
     return normalize_id(value)
+
+
+def sample_stand_in(release_id: str) -> str:
+    """The bundled sample's id for a release id: the same month, the number's first digit made 9 (``2411.05236``
+    -> ``2411.95236``). arXiv never reached 90,000 papers in a month, so no real paper has such an id, while the
+    month (the date a row gets from its id) and the id's shape (float storage, zero-padding) stay."""
+    month, number = release_id.split(".")
+    return f"{month}.9{number[1:]}"
+
+
+def fewshot_ids(release: tuple[str, ...], present: set[str]) -> tuple[str, ...]:
+    """The release's few-shot ids, or the bundled sample's stand-ins when the source holds those instead."""
+    stand_ins = tuple(sample_stand_in(i) for i in release)
+    if not set(release) <= present and set(stand_ins) <= present:
+        return stand_ins
+    return release
 
 
 def arxiv_month(arxiv_id: str) -> str | None:
@@ -154,18 +171,21 @@ def ipi_rows(source: Path, normalize: bool) -> list[dict]:
             "label": _label(get_field(rec, "y_true", where), where),
             "date": own_date.iso if own_date else month,
             "date_precision": own_date.precision if own_date else ("month" if month else None),
-            "is_fewshot_example": rid in IPI_FEWSHOT_IDS,
         })
         places.append(where)
+    chosen = set(fewshot_ids(IPI_FEWSHOT_IDS, {r["id"] for r in rows}))
+    for row in rows:
+        row["is_fewshot_example"] = row["id"] in chosen
     return _unique(rows, places)
 
 
 def ipi_fewshot(rows: list[dict]) -> list[dict]:
     by_id = {r["id"]: r for r in rows}
-    missing = [i for i in IPI_FEWSHOT_IDS if i not in by_id]
+    chosen = fewshot_ids(IPI_FEWSHOT_IDS, set(by_id))
+    missing = [i for i in chosen if i not in by_id]
     if missing:
         raise SciprobeError(f"IPI few-shot example ids not found in the source: {', '.join(missing)}")
-    return [by_id[i] for i in IPI_FEWSHOT_IDS]
+    return [by_id[i] for i in chosen]
 
 
 # ---------------------------------------------------------------- I3
@@ -180,7 +200,7 @@ def _side(rec: Mapping, side: str, normalize: bool, where: str) -> list[dict]:
             for k in range(len(titles))]
 
 
-def _i3_row(rec: Mapping, where: str, normalize: bool, fewshot_ids: set[str]) -> dict:
+def _i3_row(rec: Mapping, where: str, normalize: bool) -> dict:
     rid = _id(get_field(rec, "id", where), where, "id")
     label = _label(get_field(rec, "y_true", where), where)
     side_b, side_c = _side(rec, "b", normalize, where), _side(rec, "c", normalize, where)
@@ -209,22 +229,25 @@ def _i3_row(rec: Mapping, where: str, normalize: bool, fewshot_ids: set[str]) ->
         "label": label,
         "date": date,
         "date_precision": "month" if date else None,
-        "is_fewshot_example": rid in fewshot_ids,
     }
 
 
 def i3_rows(source: Path, config: str, normalize: bool) -> list[dict]:
-    fewshot_ids = set(I3_FEWSHOT_POSITIVE_IDS)
-    if config == "i3_set1":
-        fewshot_ids |= set(I3_FEWSHOT_NEGATIVE_SIDES)
     records = _records(source / I3_FILES[config])
-    return _unique([_i3_row(rec, where, normalize, fewshot_ids) for where, rec in records], [w for w, _ in records])
+    rows = [_i3_row(rec, where, normalize) for where, rec in records]
+    flagged = set(fewshot_ids(I3_FEWSHOT_POSITIVE_IDS, {r["id"] for r in rows}))
+    if config == "i3_set1":
+        flagged |= set(I3_FEWSHOT_NEGATIVE_SIDES)
+    for row in rows:
+        row["is_fewshot_example"] = row["id"] in flagged
+    return _unique(rows, [w for w, _ in records])
 
 
 def i3_fewshot(source: Path, normalize: bool) -> list[dict]:
     """The three fixed I3 examples, always taken from Set 1 (the third pairs two Set-1 negatives' side b)."""
     rows = {r["id"]: r for r in i3_rows(source, "i3_set1", normalize)}
-    needed = [*I3_FEWSHOT_POSITIVE_IDS, *I3_FEWSHOT_NEGATIVE_SIDES]
+    positives = fewshot_ids(I3_FEWSHOT_POSITIVE_IDS, set(rows))
+    needed = [*positives, *I3_FEWSHOT_NEGATIVE_SIDES]
     missing = [i for i in needed if i not in rows]
     if missing:
         raise SciprobeError(f"I3 few-shot example ids not found in {I3_FILES['i3_set1']}: {', '.join(missing)}")
@@ -240,7 +263,7 @@ def i3_fewshot(source: Path, normalize: bool) -> list[dict]:
         "label": 0,
         "is_fewshot_example": True,
     }
-    return [rows[i] for i in I3_FEWSHOT_POSITIVE_IDS] + [synthetic]
+    return [rows[i] for i in positives] + [synthetic]
 
 
 # ---------------------------------------------------------------- I2R

@@ -19,7 +19,9 @@ __all__ = ["cmd", "configure_parser"]
 
 def _source(arg: str | None) -> Path:
     if arg:
-        return Path(arg)
+        from sciprobe.sources import local_folder
+
+        return local_folder(arg, "--source")
     from sciprobe.benchmarks import get_benchmark
 
     return get_benchmark("prescience").sample_source

@@ -20,6 +20,7 @@ imports lighteval.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from typing import Any
@@ -151,7 +152,10 @@ def forecast_prompt_function(task_name: str, repo: str):
         key = item_id(line)
         return Doc(task_name=task_name_, query=render_query(built.messages), choices=[""], gold_index=0, id=key,
                    specific={"id": key, "gold": task.gold(line), "candidates": built.candidates,
-                             "padding": built.padding, "context_cut": built.cut, **built.extra})
+                             # JSON text: lighteval's --save-details writes `specific` to Parquet, which has no
+                             # empty struct for a prompt the budget cut nothing of ({})
+                             "padding": built.padding, "context_cut": json.dumps(built.cut, sort_keys=True),
+                             **built.extra})
 
     prompt.__name__ = f"{task_name}_prompt"
     return prompt

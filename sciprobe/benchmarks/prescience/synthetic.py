@@ -59,6 +59,12 @@ def day_string(day: int) -> str:
     return (_EPOCH + dt.timedelta(days=int(day))).isoformat()
 
 
+# Synthetic ids must never name a real paper or author: Semantic Scholar corpus and author ids are far below
+# 9.9e9 / 9.8e9, and an arXiv number of 90000 or more was never issued in any month (``arxiv_id`` below).
+SYNTHETIC_CORPUS_ID_BASE = 9_900_000_000
+SYNTHETIC_AUTHOR_ID_BASE = 9_800_000_000
+
+
 @dataclass(frozen=True)
 class CorpusConfig:
     """Knobs of the generator; defaults give a small corpus with every task populated."""
@@ -176,7 +182,7 @@ def _generate_structure(cfg: CorpusConfig) -> _Structure:
             is_target[i] = True
         # citations count from the next day on (they are "committed" per day by the consumers)
         cited_pool.extend(chosen)
-    ids = rng.permutation(n) + 200_000_000
+    ids = rng.permutation(n) + SYNTHETIC_CORPUS_ID_BASE
     return _Structure(days, refs, authors, author_papers, is_target, topics, [str(x) for x in ids],
                       len(author_papers))
 
@@ -269,7 +275,7 @@ def _rows(st: _Structure, cfg: CorpusConfig, targets: np.ndarray, roles: dict[in
                 [OTHER_CATEGORIES[i % len(OTHER_CATEGORIES)]])
         if i % 4 == 0:
             cats.append(OTHER_CATEGORIES[(i // 4) % len(OTHER_CATEGORIES)])
-        row = {"corpus_id": st.corpus_ids[i], "arxiv_id": f"{date[2:4]}{date[5:7]}.{i % 100000:05d}",
+        row = {"corpus_id": st.corpus_ids[i], "arxiv_id": f"{date[2:4]}{date[5:7]}.{90000 + i % 10000:05d}",
                "date": date, "title": title, "abstract": abstract, "categories": cats,
                "roles": sorted(roles[i]), "topics": [TOPICS[z] for z in st.topics[i]]}
         if is_t:
@@ -335,6 +341,7 @@ def write_corpus(out_dir: Path | str, config: CorpusConfig | None = None, **over
     with open(out / "author_disambiguation.jsonl", "w", encoding="utf-8") as fh:
         for a, papers in enumerate(st.author_papers):
             if papers:
-                fh.write(json.dumps({"key": f"blk{a % 97}_{a}", "value": [str(9_000_000 + 2 * a)]}) + "\n")
+                fh.write(json.dumps({"key": f"blk{a % 97}_{a}", "value": [str(SYNTHETIC_AUTHOR_ID_BASE + 2 * a)]})
+                         + "\n")
     result["authors"] = sum(1 for p in st.author_papers if p)
     return result

@@ -158,7 +158,12 @@ def sgi_score_command(pairs: Sequence[str], mode: str = "official", results: Seq
 
 
 def check_external_command(folder: str | None = None) -> tuple[int, str]:
-    """(exit status, report text) for the external dry-experiment files."""
+    """(exit status, report text) for the external dry-experiment files. A ``folder`` that does not exist is a
+    user error (one line), not a list of every file as missing."""
+    if folder:
+        from sciprobe.sources import local_folder
+
+        local_folder(folder, "--data")
     lines, bad = [], False
     for files in external.check_all(folder).values():
         for f in files:

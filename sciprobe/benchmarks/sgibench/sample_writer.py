@@ -23,7 +23,7 @@ from typing import Any
 
 # ---------------------------------------------------------------- deep research
 DEEP_RESEARCH = [
-    {"idx": "SGI_DeepResearch_0000", "discipline": "astronomy",
+    {"idx": "SGI_DeepResearch_sample_0000", "discipline": "astronomy",
      "direction": "fast_radio_burst_detection_and_localization", "type": "Properties",
      "question": ("A fast radio burst is detected with an observed dispersion measure DM_obs = 520 pc cm^-3. The "
                   "Milky Way (disk and halo together) contributes 60 pc cm^-3 along this line of sight, and the host "
@@ -34,7 +34,7 @@ DEEP_RESEARCH = [
                "Step 2. Convert the host contribution to the observer frame: 50 / (1 + 0.25) = 40 pc cm^-3.",
                "Step 3. Subtract: 520 - 60 - 40 = 420 pc cm^-3."],
      "answer": "420"},
-    {"idx": "SGI_DeepResearch_0001", "discipline": "earth", "direction": "ocean_heat_content", "type": "Data",
+    {"idx": "SGI_DeepResearch_sample_0001", "discipline": "earth", "direction": "ocean_heat_content", "type": "Data",
      "question": ("An ocean layer 700 m thick covering 3.6e14 m^2 warms uniformly by 0.1 K. Take the seawater "
                   "density as 1025 kg m^-3 and the specific heat capacity as 3990 J kg^-1 K^-1. By how much does "
                   "the heat content of the layer change, in units of 10^22 J? Give two decimals, no units."),
@@ -42,7 +42,7 @@ DEEP_RESEARCH = [
                "Step 2. Mass = 2.52e17 m^3 x 1025 kg m^-3 = 2.583e20 kg.",
                "Step 3. Heat = 2.583e20 kg x 3990 J kg^-1 K^-1 x 0.1 K = 1.0306e23 J = 10.31 x 10^22 J."],
      "answer": "10.31"},
-    {"idx": "SGI_DeepResearch_0002", "discipline": "life", "direction": "strain_metabolic_reconstruction",
+    {"idx": "SGI_DeepResearch_sample_0002", "discipline": "life", "direction": "strain_metabolic_reconstruction",
      "type": "Micro-experiments",
      "question": ("An overnight bacterial culture has an optical density OD600 of 0.8. You need 40 mL of fresh "
                   "culture at OD600 0.06 to start a growth curve. How many millilitres of the overnight culture do "
@@ -71,7 +71,7 @@ def _idea_question(item: dict[str, Any]) -> str:
 
 
 IDEA_GENERATION = [
-    {"idx": "SGI_IdeaGeneration_0000", "discipline": "earth", "direction": "seismic_wave_detection",
+    {"idx": "SGI_IdeaGeneration_sample_0000", "discipline": "earth", "direction": "seismic_wave_detection",
      "related_work": str({
          "Template matching (2010s)": "cross-correlates continuous records with known events; misses new sources.",
          "Single-station deep pickers (2019)": "label P and S arrivals per station; ignore the array geometry."}),
@@ -95,7 +95,7 @@ IDEA_GENERATION = [
                                 "Location error": "epicentral distance to the catalogue in km"}),
      "expected_outcome": "More small events detected at the same false-alarm rate, located within a few km.",
      "related_work_test": str({"Beamforming detectors (2021)": "stack waveforms over trial locations; costly."})},
-    {"idx": "SGI_IdeaGeneration_0001", "discipline": "material", "direction": "nano_adsorption_materials",
+    {"idx": "SGI_IdeaGeneration_sample_0001", "discipline": "material", "direction": "nano_adsorption_materials",
      "related_work": str({
          "High-throughput screening (2018)": "ranks porous frameworks by simulated uptake; slow for large sets.",
          "Descriptor regression (2020)": "predicts uptake from pore size and surface area; misses chemistry."}),
@@ -196,13 +196,13 @@ def _dry_item(idx: str, discipline: str, direction: str, function_type: str, fun
 
 
 DRY_EXPERIMENT = [
-    _dry_item("SGI_DryExperiment_0000", "earth", "glacier_estimation", "Numerical Calculation", _GLACIER_FUNCTION,
-              _GLACIER_BODY, _GLACIER_MAIN, _GLACIER_DATA, "glacier_volume",
+    _dry_item("SGI_DryExperiment_sample_0000", "earth", "glacier_estimation", "Numerical Calculation",
+              _GLACIER_FUNCTION, _GLACIER_BODY, _GLACIER_MAIN, _GLACIER_DATA, "glacier_volume",
               "Glacier volumes are rarely measured; volume-area scaling estimates a glacier's volume from its area "
               "as V = c * A^gamma. Complete the function so that the script prints the total volume of a regional "
               "glacier inventory.", [40, 25, 60, 10, 80]),
-    _dry_item("SGI_DryExperiment_0001", "neuroscience", "neural_activity_and_behavior_prediction", "Data Processing",
-              _SPIKE_FUNCTION, _SPIKE_BODY, _SPIKE_MAIN, _SPIKE_DATA, "firing_rates",
+    _dry_item("SGI_DryExperiment_sample_0001", "neuroscience", "neural_activity_and_behavior_prediction",
+              "Data Processing", _SPIKE_FUNCTION, _SPIKE_BODY, _SPIKE_MAIN, _SPIKE_DATA, "firing_rates",
               "Spike trains recorded from one neuron are summarised by their firing rate over time. Complete the "
               "function that bins the spike times so that the script prints the peak and the mean rate.",
               [120, 45, 300, 80, 200]),
@@ -258,10 +258,10 @@ def _wet_question(direction: str, pool: str) -> str:
 
 
 WET_EXPERIMENT = [
-    {"idx": "SGI_WetExperiment_0000", "discipline": "life", "direction": "disease_biomarker_discovery",
+    {"idx": "SGI_WetExperiment_sample_0000", "discipline": "life", "direction": "disease_biomarker_discovery",
      "question": _wet_question("Test whether a heat-shock inducer raises the expression of a chaperone gene in "
                                "cultured human cells.", _WET_POOL), "action_pool": _WET_POOL, "answer": _WET_ANSWER},
-    {"idx": "SGI_WetExperiment_0001", "discipline": "material", "direction": "polymer_thermoelectric",
+    {"idx": "SGI_WetExperiment_sample_0001", "discipline": "material", "direction": "polymer_thermoelectric",
      "question": _wet_question("Make a doped conjugated-polymer film and characterise its thermoelectric "
                                "properties.", _FILM_POOL), "action_pool": _FILM_POOL, "answer": _FILM_ANSWER},
 ]
@@ -312,7 +312,7 @@ def _reasoning_items() -> list[dict[str, Any]]:
     conductivity = [120.0, 340.0, 210.0, 90.0]
     growth = [[0.05, 0.08, 0.2, 0.5, 0.9, 1.1, 1.15], [0.05, 0.06, 0.09, 0.15, 0.3, 0.55, 0.8]]
     return [
-        {"idx": "SGI_Reasoning_0000", "discipline": "material", "direction": "chloride_solid_state_electrolyte",
+        {"idx": "SGI_Reasoning_sample_0000", "discipline": "material", "direction": "chloride_solid_state_electrolyte",
          "image_type": "Visualization", "type": "Comparative Reasoning",
          "question": ("The first image shows the ionic conductivity measured for four electrolyte samples, "
                       "left to right: S1, S2, S3, S4. Which sample conducts best?"),
@@ -321,7 +321,7 @@ def _reasoning_items() -> list[dict[str, Any]]:
                      "Cannot be told from the figure", "S3, after S2", "None of them"],
          "steps": ["Compare the bar heights.", "The second bar (S2) is the tallest."], "step_images": [],
          "answer": 1},
-        {"idx": "SGI_Reasoning_0001", "discipline": "life", "direction": "strain_metabolic_reconstruction",
+        {"idx": "SGI_Reasoning_sample_0001", "discipline": "life", "direction": "strain_metabolic_reconstruction",
          "image_type": "Experiment", "type": "Causal Reasoning",
          "question": ("The first image is the growth curve (optical density over time) of a wild-type strain, the "
                       "second image the same measurement for a mutant lacking one metabolic enzyme. What does the "
@@ -336,7 +336,8 @@ def _reasoning_items() -> list[dict[str, Any]]:
                    "The mutant rises later and more slowly, so the enzyme supports growth."],
          "step_images": [{"bytes": _curve([a - b + 0.05 for a, b in zip(*growth)]), "path": None}],
          "answer": 1},
-        {"idx": "SGI_Reasoning_0002", "discipline": "astronomy", "direction": "real_time_optical_transient_survey",
+        {"idx": "SGI_Reasoning_sample_0002", "discipline": "astronomy",
+         "direction": "real_time_optical_transient_survey",
          "image_type": "Observation", "type": "Signal Perception",
          "question": ("The first image shows the light curve of a transient (brightness over time, arbitrary "
                       "units). At which of the seven observations is it brightest?"),

@@ -69,6 +69,10 @@ IPI_REPLIES = [
     "Your verdict: Yes!\nConfidence score: 77!\nSubject: []!",
     "Your Verdict: No\nConfidence Score: 45\nSubject: ()",
     "Your verdict: \u00a0Yes\nConfidence score: 80\nSubject: []",
+    # issue 23.9c: an "Answer:" label instead of "Your verdict:" (sciprobe's strict mode reads it; official not)
+    "Answer: Yes",
+    "answer: no\nConfidence score: 80\nSubject: []",
+    "Answer: Yes\nYour verdict: No\nConfidence score: 60\nSubject: []",
 ]
 
 I3_REPLIES = [
@@ -97,6 +101,7 @@ I3_REPLIES = [
     "Answer first. Your verdict: No\nYour reason: because\nConfidence score: 8 and more text",
     "Your verdict: Yes\nYour reason: x\nConfidence score: -1",
     "Your verdict:Yes\nYour reason:compact\nConfidence score:9",
+    "Answer: Yes\nYour reason: x\nConfidence score: 5",  # issue 23.9c
 ]
 
 I2R_REPLIES = [
