@@ -476,6 +476,16 @@ def _check_task(key: str, entry: Any, config: Any, field: str) -> None:
         _check_items(entry["items"], f"{field}.items")
 
 
+def _check_limit(value: Any, field: str) -> None:
+    """A ``--limit``: a count (older files) or ``{"n", "seed", "strategy"}`` (sciprobe.task_data)."""
+    if isinstance(value, dict):
+        _count(value.get("n"), f"{field}.n", optional=True)
+        _count(value.get("seed"), f"{field}.seed", optional=True, limit=10**MAX_INT_DIGITS)
+        _text(value.get("strategy"), f"{field}.strategy")
+    else:
+        _count(value, field, optional=True)
+
+
 def _check_provenance(value: Any, field: str) -> None:
     prov = _object(value, field, optional=True)
     for name in ("benchmark", "benchmark_version", "dataset", "dataset_fingerprint", "dataset_revision",
@@ -483,7 +493,12 @@ def _check_provenance(value: Any, field: str) -> None:
         _text(prov.get(name), f"{field}.{name}")
     _name(prov.get("model_id"), f"{field}.model_id", optional=True)
     _texts(prov.get("judge_ids"), f"{field}.judge_ids")
-    _count(prov.get("limit"), f"{field}.limit", optional=True)
+    _check_limit(prov.get("limit"), f"{field}.limit")
+    subset = _object(prov.get("subset"), f"{field}.subset", optional=True)
+    _expect(subset.get("kind"), f"{field}.subset.kind", subset.get("kind") in (None, "limit", "cutoff"),
+            '"limit", "cutoff" or null')
+    for name in ("n", "of"):
+        _count(subset.get(name), f"{field}.subset.{name}", optional=True)
     cutoff = _object(prov.get("cutoff"), f"{field}.cutoff", optional=True)
     _text(cutoff.get("cutoff"), f"{field}.cutoff.cutoff")
     _text(cutoff.get("source"), f"{field}.cutoff.source")
