@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
 
 #: provenance key under which a result keeps its per-judge item scores
 PROVENANCE_KEY = "judge_scores"
@@ -31,7 +31,7 @@ PROVENANCE_KEY = "judge_scores"
 
 def _maybe_json(value: Any) -> Any:
     """Detail cells hold dicts/lists as JSON text; a details file written in the all-text fallback of
-    :func:`sciprobe.results.write_details` encodes them twice, hence the loop."""
+    :func:`sciprobe.results.write.write_details` encodes them twice, hence the loop."""
     for _ in range(2):
         if not (isinstance(value, str) and value[:1] in '{["'):
             break
@@ -104,7 +104,8 @@ def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str,
 
 
 def judge_scores_from_details(path: Path) -> dict[str, Any] | None:
-    """:func:`judge_scores_from_records` of a details Parquet written by :func:`sciprobe.results.write_details`."""
+    """:func:`judge_scores_from_records` of a details Parquet written by
+    :func:`sciprobe.results.write.write_details`."""
     import pyarrow.parquet as pq
 
     return judge_scores_from_records(pq.read_table(path).to_pylist())

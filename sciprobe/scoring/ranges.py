@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
 
 INF = math.inf
 

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.lighteval_cli import cpu_settings
-from sciprobe.task_runner import runner_of
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.interop.lighteval_cli import cpu_settings
+from sciprobe.run.task_runner import runner_of
 
 from task_card_support import CARD, load_card
 
@@ -55,7 +55,7 @@ def test_cpu_settings_only_touch_accelerate_without_a_batch_size() -> None:
 # ---------------------------------------------------------------- PreScience T2-T7 through the card
 @pytest.fixture(scope="module")
 def prescience_built(tmp_path_factory) -> str:
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     bench = get_benchmark("prescience")
     out = tmp_path_factory.mktemp("prescience-lighteval") / "data"
@@ -88,7 +88,7 @@ def test_prescience_forecast_tasks_score_through_the_card(prescience_built: str,
 
     from sciprobe.benchmarks.prescience.forecast_context import load_corpus
     from sciprobe.benchmarks.prescience.forecast_runner import build_prompt
-    from sciprobe.lighteval_adapter import render_query
+    from sciprobe.interop.lighteval_tasks import render_query
 
     monkeypatch.setenv("SCIPROBE_PRESCIENCE_DATA", prescience_built)
     cfg = next(t for t in load_card("prescience").TASKS_TABLE if t.name == f"prescience:{task}")
@@ -136,8 +136,8 @@ def test_sgi_idea_generation_objective_terms_and_panel(tmp_path, monkeypatch) ->
     prefers the generated idea it is a number."""
     import datasets
 
-    from sciprobe.build import build_benchmark
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.testing.stub_server import StubServer
 
     bench = get_benchmark("sgibench")
     built = tmp_path / "sgi"

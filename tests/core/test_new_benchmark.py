@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
 
 from task_card_support import load_card
 
@@ -29,8 +29,8 @@ def _git_status() -> set[str]:
 
 @pytest.fixture(scope="module")
 def scaffold():
-    from sciprobe import benchmarks
-    from sciprobe.scaffold import create_benchmark
+    from sciprobe.core import registry as benchmarks
+    from sciprobe.cli.scaffold import create_benchmark
 
     before = _git_status() if (REPO / ".git").exists() else None
     folder = create_benchmark(NAME, "Toy Claims")

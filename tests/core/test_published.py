@@ -1,4 +1,4 @@
-"""The papers' published numbers (``sciprobe/benchmarks/<name>/published.yaml``, ``sciprobe.published``): every
+"""The papers' published numbers (``sciprobe/benchmarks/<name>/published.yaml``, ``sciprobe.results.published``): every
 benchmark's file loads; every row is checked against the declaration and the metric's range; the transcribed tables
 have their printed shape; spot values; the tables' own arithmetic; the rows against the paper text when it is
 present; hostile files fail with one line; ``sciprobe paper BENCH``."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.published import SCALES, PublishedResult, published_file, read_published
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.published import SCALES, PublishedResult, published_file, read_published
 from sciprobe.scoring.ranges import score_range
 
 from golden import REPO, case_ids, load_cases
@@ -166,7 +166,7 @@ def test_valid_variants_load(tmp_path: Path, case: dict) -> None:
 
 
 def test_only_a_regular_file_of_bounded_size_is_read(tmp_path: Path, monkeypatch) -> None:
-    import sciprobe.published as published
+    import sciprobe.results.published as published
 
     with pytest.raises(SciprobeError, match="not a regular file"):
         read_published(tmp_path, "idrbench")
@@ -229,7 +229,7 @@ def test_paper_errors_are_one_line(capsys, argv: list[str], message: str) -> Non
 
 
 def test_a_benchmark_without_published_numbers_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
-    import sciprobe.published as published
+    import sciprobe.results.published as published
 
     published.published_file.cache_clear()
     monkeypatch.setattr(published, "published_path", lambda name: tmp_path / "published.yaml")

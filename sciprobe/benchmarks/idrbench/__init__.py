@@ -18,8 +18,8 @@ from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
-from sciprobe.lazy import lazy
+from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.core.lazy import lazy
 
 CITATION = """
 @inproceedings{shen26d,
@@ -123,7 +123,8 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     min(k, |gold|), duplicate titles rejected.
     """
     from sciprobe.benchmarks.idrbench.i2r import mode_view
-    from sciprobe.scoring.ranking import idrbench_official_ranking, ranking_metrics
+    from sciprobe.benchmarks.idrbench.scoring.official_ranking import idrbench_official_ranking
+    from sciprobe.scoring.ranking import ranking_metrics
 
     records = mode_view(records, mode)  # replayed comparisons: each mode's own tournament
     if mode == "official":
@@ -183,7 +184,7 @@ I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
 # ---------------------------------------------------------------- tasks
 
 _PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
-# prompt builders, parsers and the source reader load on their first call (sciprobe.lazy)
+# prompt builders, parsers and the source reader load on their first call (sciprobe.core.lazy)
 IPI_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:ipi_messages")
 I3_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:i3_messages")
 PARSE_IPI = lazy("sciprobe.benchmarks.idrbench.parsing:parse_ipi")

@@ -23,8 +23,8 @@ from typing import Any
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.forecast_runner import FORECAST
 from sciprobe.benchmarks.prescience.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
-from sciprobe.lazy import lazy
+from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
+from sciprobe.core.lazy import lazy
 
 CITATION = """
 @misc{prescience2026,
@@ -154,7 +154,7 @@ def score_ranking_records(variant: str):
     def score(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
         """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool`` (strict mode).
         official: upstream ``evaluate.py`` on the lists as given; strict: clean-up, padding, hits/|gold|."""
-        from sciprobe.benchmarks.prescience.ranking import score_rankings
+        from sciprobe.benchmarks.prescience.scoring.ranking_tasks import score_rankings
 
         pools = [r["pool"] for r in records] if records and all("pool" in r for r in records) else None
         return _with_parse_counts(score_rankings([r["prediction"] for r in records], [r["gold"] for r in records],
@@ -164,7 +164,7 @@ def score_ranking_records(variant: str):
 
 
 def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.scoring.forecast import citation_forecast
+    from sciprobe.benchmarks.prescience.scoring.forecast import citation_forecast
 
     return _with_parse_counts(citation_forecast([r["prediction"] for r in records], [r["gold"] for r in records]),
                               records)
@@ -173,8 +173,8 @@ def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "of
 def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry ``prediction`` (a count or None), ``gold`` (forecast count), ``history`` (history count)
     and, for ``mode="paper"``, ``history_papers`` / ``forecast_papers`` (the windows' labelled papers)."""
-    from sciprobe.errors import SciprobeError
-    from sciprobe.scoring.topic_trend import topic_trend
+    from sciprobe.core.errors import SciprobeError
+    from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
 
     papers: dict[str, Any] = {}
     if mode == "paper":
@@ -189,7 +189,7 @@ def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "offic
 
 def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """ROUGE-L F (official text rule ``title + " " + abstract``); LACER needs a judge
-    (:func:`sciprobe.scoring.lacer.lacer`) and is not wired into this record scorer yet."""
+    (:func:`sciprobe.benchmarks.prescience.scoring.lacer.lacer`) and is not wired into this record scorer yet."""
     from sciprobe.scoring.text_similarity import rouge_l
 
     def text(x: Any) -> str:
@@ -263,7 +263,7 @@ COLLABORATOR_BREAKDOWNS = (Breakdown("team_size", "team size",
 PRIOR_WORK_BREAKDOWNS = (Breakdown("team_size", "team size", lambda row: _team_size(len(row.get("author_ids") or []))),
                          QUARTER)
 
-# T1's prompt, parser and scorer live with its runner and load on their first call (sciprobe.lazy)
+# T1's prompt, parser and scorer live with its runner and load on their first call (sciprobe.core.lazy)
 _CONTRIBUTION = "sciprobe.benchmarks.prescience.contribution:"
 TASKS = {
     "contribution_generation": TaskSpec(
