@@ -275,6 +275,11 @@ class TaskSpec:
     # the mode the leaderboard ranks by: one that scores every item (an unparsable or null answer counts against
     # the score, never dropped), so leaving hard items unanswered cannot raise a rank; None = the first mode
     leaderboard_mode: str | None = None
+    # the valid range and display decimals of each score key (:class:`sciprobe.core.score_ranges.ScoreRange`);
+    # tasks of one metric family share them (the leaderboard refuses a number outside them)
+    score_ranges: tuple[Any, ...] = ()
+    # a line for the lighteval task card's docstring and the metric cards (e.g. what a judged metric needs)
+    card_note: str = ""
 
     @property
     def ranked_mode(self) -> str:

@@ -105,7 +105,7 @@ def test_an_unwritable_home_is_not_an_error(tmp_path, monkeypatch, computations)
 
 
 def test_a_broken_declaration_is_never_cached(home, monkeypatch) -> None:
-    import sciprobe.benchmarks as registry
+    import sciprobe.core.registry as registry
 
     def names_with_a_broken_one() -> list[str]:
         warnings.warn("benchmark 'broken' is skipped: its declaration fails to import (boom)",
@@ -120,7 +120,7 @@ def test_a_broken_declaration_is_never_cached(home, monkeypatch) -> None:
 
 
 def test_another_warning_while_importing_is_shown_and_the_index_still_cached(home, monkeypatch) -> None:
-    import sciprobe.benchmarks as registry
+    import sciprobe.core.registry as registry
 
     real = registry.benchmark_names
 
@@ -254,7 +254,7 @@ def test_every_computed_index_passes_its_own_checks(home) -> None:
 def test_a_declared_command_outside_the_benchmark_folders_is_left_out(home, monkeypatch) -> None:
     import dataclasses
 
-    import sciprobe.benchmarks as registry
+    import sciprobe.core.registry as registry
     from sciprobe.core.declaration import Command
 
     real = registry.get_benchmark

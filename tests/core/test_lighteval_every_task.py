@@ -40,7 +40,10 @@ def test_card_has_every_single_call_and_judged_task_and_names_the_others() -> No
             assert ref in names, f"{ref} ({runner_of(task).kind}) is missing from the lighteval card"
         else:
             assert ref not in names
-            assert re.search(rf"{re.escape(ref)}\b[^\n]* -- \w+", sciprobe_only), f"{ref}: no reason in the card"
+            # the reason: in the card's docstring, or declared by the task itself (a new benchmark edits only its
+            # own folder)
+            assert task.card_note or re.search(rf"{re.escape(ref)}\b[^\n]* -- \w+", sciprobe_only), \
+                f"{ref}: no reason in the card"
     for alias, target in get_benchmark("prescience").aliases.items():
         assert f"prescience:{alias}" in names and f"prescience:{target}" in names
 

@@ -20,6 +20,7 @@ from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
 from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
 from sciprobe.core.lazy import lazy
+from sciprobe.core.score_ranges import unit
 
 CITATION = """
 @inproceedings{shen26d,
@@ -192,11 +193,17 @@ PARSE_I3 = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i3")
 PARSE_I2R = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i2r")
 
 
+#: the valid range of each idr_classification score (sciprobe.scoring.ranges)
+IDR_CLASSIFICATION_RANGES = tuple(unit("*f1*", "tpr", "tnr", "fpr", "fnr", "accuracy", "precision*", "recall*",
+                                       "parse_failure_rate"))
+
+
 def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str,
                          upstream_prompt: str) -> TaskSpec:
     return TaskSpec(
         name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
-        metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
+        metric="idr_classification", score_ranges=IDR_CLASSIFICATION_RANGES,
+        score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
         record_fields=("pa_id", *(("disciplines",) if config == "ipi" else ("sides_share_discipline",))),

@@ -26,6 +26,7 @@ from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
 from sciprobe.core.errors import SciprobeError
 from sciprobe.core.lazy import lazy
 from sciprobe.benchmarks.scitaste.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.core.score_ranges import ScoreRange, correlation, non_negative, percent, regression, unit
 
 CITATION = """
 @misc{scitaste_bench,
@@ -145,6 +146,16 @@ CORPUS_METRICS: tuple[tuple[str, bool], ...] = (
 
 # ---------------------------------------------------------------- tasks
 
+#: the valid range of each wape_grade score (sciprobe.scoring.ranges)
+WAPE_RANGES = (
+    *percent("scheme2_score", "macro_scheme2_score", "scheme1_final", "part_a", "part_b"),
+    *non_negative("wape_pct", "abs_bias", "weighted_dim_mae", "composite_consistency_mae"),
+    *unit("failure_rate"), *correlation("weighted_dim_spearman"),
+    ScoreRange("bias"),  # the signed mean error of the total (over-rating > 0): any finite number
+    *regression(),
+)
+
+
 # the prompt builder and the parser load on their first call (sciprobe.core.lazy)
 PURE_QA_MESSAGES = lazy("sciprobe.benchmarks.scitaste.prompts:pure_qa_messages")
 PARSE_ANSWER = lazy("sciprobe.benchmarks.scitaste.parsing:parse_answer")
@@ -152,14 +163,15 @@ TASKS = {
     "pure_qa": TaskSpec(
         name="pure_qa", config="selected",
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
-        metric="wape_grade", score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
+        metric="wape_grade", score_ranges=WAPE_RANGES, score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
         parse=PARSE_ANSWER, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
         leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
-        name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
+        name=name, config="selected", description=description, metric="wape_grade", score_ranges=WAPE_RANGES,
+        score=score_pure_qa,
         parse=PARSE_ANSWER, gold=gold, runner=AGENT, generation=dict(GENERATION),
         modes=("paper", "strict"), leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items)

@@ -25,6 +25,7 @@ from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.upstream import UPSTREAM, WET_SOFT_COMMIT
 from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
 from sciprobe.core.lazy import lazy
+from sciprobe.core.score_ranges import non_negative, percent
 
 CITATION = """
 @article{sgibench2025,
@@ -291,6 +292,15 @@ def _dry_gold(row: Mapping) -> list[str]:
 
 # ---------------------------------------------------------------- tasks
 
+#: the valid range of each sgi_score score (sciprobe.scoring.ranges)
+SGI_RANGES = (
+    *non_negative("aet", "n_*"),
+    *percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*", "rv*", "ss", "pa",
+             "soft_*", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty", "detailedness", "feasibility",
+             "sgi_score"),
+)
+
+
 # prompt builders load on their first call (sciprobe.core.lazy)
 _OWN_PROMPTS = "sciprobe.benchmarks.sgibench.prompts:"
 _MODES = ("official", "paper")
@@ -300,7 +310,8 @@ _RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
-        metric="sgi_score", score=score_deep_research, build_messages=lazy(_OWN_PROMPTS + "deep_research_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_deep_research, build_messages=lazy(_OWN_PROMPTS + "deep_research_messages"),
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
         corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
@@ -309,7 +320,8 @@ TASKS = {
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
-        metric="sgi_score", score=score_idea, build_messages=lazy(_OWN_PROMPTS + "idea_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_idea, build_messages=lazy(_OWN_PROMPTS + "idea_messages"),
         gold=lambda row: row, runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES,
         leaderboard_mode=_RANKED, headline="final",
         upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
@@ -317,13 +329,15 @@ TASKS = {
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
+        score_ranges=SGI_RANGES,
         score=score_dry, build_messages=lazy(_OWN_PROMPTS + "dry_messages"), gold=_dry_gold, runner=SANDBOX,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5",
         upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
         breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
-        metric="sgi_score", score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
         parse=parse_wet, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES,
         leaderboard_mode=_RANKED, headline="final",
         # the soft scores follow SGI-Bench@3854aa9 (after the pin); the SGI-Score keeps the strict `final`
@@ -333,6 +347,7 @@ TASKS = {
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
+        score_ranges=SGI_RANGES,
         score=score_reasoning, build_messages=lazy(_OWN_PROMPTS + "reasoning_messages"), parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
