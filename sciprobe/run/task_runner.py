@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,7 @@ class RunContext:
     dry_run: bool = False  # planning: runners skip work that costs no model call (code execution)
     judge_log: list[str] | None = None  # every judge model a runner built (the run's judge_ids)
     prompts: PromptSet = field(default_factory=PromptSet)  # the prompt set the task runs with
+    _asked: list[list[Any]] = field(default_factory=list, repr=False)  # every batch sent through ask()
 
     def prompt(self, key: str, ours: Callable[..., Any]) -> Callable[..., Any]:
         """A prompt builder of this run: ``ours`` (sciprobe's wording), or the upstream set's builder ``key``.
@@ -131,8 +132,43 @@ class RunContext:
             self.judge_log.append(judge.model_id)
         return judge
 
-    def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
-        """One result scored in every requested mode."""
+    def ask(self, prompts: Sequence[Any], desc: str = "", *, client: Any = None,
+            params: Mapping[str, Any] | None = None) -> list[Any]:
+        """Send one batch and return the completions in order. ``prompts`` holds ``(row, messages)`` pairs (sent
+        with ``params``, by default this run's generation parameters, identified by the row's id) or ready
+        :class:`~sciprobe.llm.types.Request` objects. The evaluated model's batches count towards the result's
+        ``n_calls`` and ``prompt_hash`` (:meth:`result`); a judge's (``client=ctx.judge_client(spec)``) do not.
+        The client's cache answers repeats."""
+        from sciprobe.llm.types import Request
+
+        chosen = dict(self.params if params is None else params)
+        requests = [p if isinstance(p, Request) else Request.of(p[1], dict(chosen), item_id=str(p[0]["id"]))
+                    for p in prompts]
+        if client is None:
+            self._asked.append(requests)
+        if not requests:
+            return []
+        target = self.client if client is None else client
+        return list(target.complete_many(requests, desc=f"{self.task.name} {desc}".strip()))
+
+    def record(self, row: Mapping[str, Any], completion: Any, **extra: Any) -> dict[str, Any]:
+        """The full record of one item answered by ``completion``: id, the task's record fields and gold, the
+        parsed answer (an unanswered call is left out of every score, never counted wrong), the raw response, its
+        error, tokens and request hash, plus ``extra`` fields (e.g. an intermediate step's text)."""
+        from sciprobe.run.runners.single_call import sample_record
+
+        return {**sample_record(self.task, row, completion), **extra}
+
+    def result(self, records: list[dict], phash: str | None = None, n_calls: int | None = None,
+               **extra: Any) -> TaskResult:
+        """One result scored in every requested mode. Without ``phash`` / ``n_calls``: the hash of every prompt
+        sent through :meth:`ask`, batch by batch, and their count."""
+        if phash is None:
+            from sciprobe.llm.types import canonical_json, sha256_hex
+
+            phash = sha256_hex(canonical_json([[list(r.messages) for r in batch] for batch in self._asked]))
+        if n_calls is None:
+            n_calls = sum(len(batch) for batch in self._asked)
         return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
                           {**self.base, "prompt_hash": phash, "n_calls": n_calls, **extra}, self.task.headline,
                           default_mode=self.modes[0])
