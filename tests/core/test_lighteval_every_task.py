@@ -36,7 +36,8 @@ def test_card_has_every_single_call_and_judged_task_and_names_the_others() -> No
     sciprobe_only = doc.split("sciprobe-only", 1)[1]
     for benchmark, task in _all_tasks():
         ref = f"{benchmark}:{task.name}"
-        if runner_of(task).kind in EXPRESSIBLE and ref != "sgibench:dry_experiment":
+        # a task whose declaration says why it is sciprobe-only (``card_note``) may run a judged loop of its own
+        if runner_of(task).kind in EXPRESSIBLE and ref != "sgibench:dry_experiment" and not task.card_note:
             assert ref in names, f"{ref} ({runner_of(task).kind}) is missing from the lighteval card"
         else:
             assert ref not in names
