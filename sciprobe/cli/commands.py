@@ -394,7 +394,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     cutoff, source = resolve_cutoff(args.cutoff, args.model_cutoff, spec.model_id)
     if args.limit is not None and args.limit < 1:
         raise SciprobeError("--limit must be at least 1")
-    request = EvaluationRequest(tasks=args.tasks, model=args.model, data=args.data, limit=args.limit, cutoff=cutoff,
+    request = EvaluationRequest(tasks=args.tasks, model=spec, data=args.data, limit=args.limit, cutoff=cutoff,
                                 cutoff_source=source, judge=args.judge, modes=args.modes,
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
@@ -422,6 +422,8 @@ def _exit_status(path: Path, results: Sequence) -> int:
     ``model-index`` YAML next to the results JSON (``sciprobe export`` for more); a partial score never does."""
     from sciprobe.results.read import load_results_file
 
+    if not results:  # every task was skipped (each said why on stderr): there is no score to qualify
+        return 0
     block = load_results_file(path).block  # evaluate and score_file set incomplete / partial
     incomplete, partial = block.get("incomplete"), block.get("partial")
     if incomplete:

@@ -94,7 +94,8 @@ def _idea_votes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[st
 def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The per-judge item scores of one task's detail records, or None when fewer than two judges voted.
 
-    Returns ``{"source": "judge_scores" | "lacer_official" | "sgi_idea_votes", "scale": str, "judges": {judge: {item: score}}}``
+    Returns ``{"source": "judge_scores" | "lacer_official" | "sgi_idea_votes", "scale": str,
+    "judges": {judge: {item: score}}}``
     (plus ``"verdicts"`` for SGI votes: ``{judge: {"item|swapped|dimension": "generated" | "reference"}}``)."""
     if any(JUDGE_SCORES_FIELD in r for r in records):
         scale = next((str(r["judge_scale"]) for r in records if r.get("judge_scale")), "judge score")

@@ -33,19 +33,19 @@ def split_judges(request: EvaluationRequest) -> list[str]:
     return specs
 
 
-def check_priced(specs: Sequence[str]) -> None:
+def check_priced(specs: Sequence[Any]) -> None:
     """``--max-cost`` is only enforceable when litellm prices every model the run calls."""
     from sciprobe.llm.backends import unit_prices
     from sciprobe.llm.spec import ModelSpec
 
     for text in specs:
-        spec = ModelSpec.parse(text)
+        spec = text if isinstance(text, ModelSpec) else ModelSpec.parse(text)
         if not spec.is_local and unit_prices(spec.name) is None:
             raise SciprobeError(f"--max-cost cannot be enforced: litellm has no price for {spec.name}; "
                                 "use --max-calls instead")
 
 
-def check_keys(specs: Sequence[str]) -> None:
+def check_keys(specs: Sequence[Any]) -> None:
     """Every remote model in ``specs`` has a key to send (a missing one is a user error, not hours of retries:
     sciprobe.llm.backends.check_credentials). The judges are checked before the run starts, since their calls come
     after the model's; the model's own client checks before its first request, after the arguments are."""
@@ -53,7 +53,7 @@ def check_keys(specs: Sequence[str]) -> None:
     from sciprobe.llm.spec import ModelSpec
 
     for text in specs:
-        spec = ModelSpec.parse(text)
+        spec = text if isinstance(text, ModelSpec) else ModelSpec.parse(text)
         if not spec.is_local:
             check_credentials(spec)
 

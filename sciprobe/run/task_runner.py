@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sciprobe.core.registry import canonical_ref, resolve_task
 from sciprobe.core.declaration import Benchmark, TaskSpec
@@ -23,11 +23,15 @@ from sciprobe.scoring.score_report import ScoreReport
 from sciprobe.data.task_data import TaskData, load_task_data
 from sciprobe.run.upstream import PromptSet, prompt_set_for
 
+if TYPE_CHECKING:
+    from sciprobe.llm.spec import ModelSpec
+
 
 @dataclass
 class EvaluationRequest:
     tasks: list[str]
-    model: str
+    # the evaluated model: a spec's text is parsed once, here at the edge, and passed on as the object
+    model: ModelSpec | str
     data: str | None = None
     limit: int | None = None
     cutoff: dt.date | None = None
@@ -58,11 +62,14 @@ class EvaluationRequest:
 
     def __post_init__(self) -> None:
         from sciprobe.core.executors import check_executor_name
+        from sciprobe.llm.spec import ModelSpec
 
         self.executor = check_executor_name(self.executor)
+        if isinstance(self.model, str):
+            self.model = ModelSpec.parse(self.model)
 
 
-def make_client(model: str, use_cache: bool = True, ledger: Any = None, executor: Any = None) -> Any:
+def make_client(model: ModelSpec | str, use_cache: bool = True, ledger: Any = None, executor: Any = None) -> Any:
     """The evaluated model's client, with the machine's response cache; ``executor`` (:mod:`sciprobe.core.executors`)
     is where the bundled model generates (remote models ignore it)."""
     from sciprobe.llm.cache import ResponseCache, default_cache_path

@@ -43,7 +43,7 @@ def release(tmp_path_factory) -> Path:
     import os
 
     from sciprobe.core.registry import get_benchmark
-    from sciprobe.benchmarks.idrbench.source import IPI_FEWSHOT_IDS
+    from sciprobe.benchmarks.idrbench.source import IPI_FEWSHOT_IDS, fewshot_ids
     from sciprobe.data.build import build_benchmark
 
     os.environ["SCIPROBE_HOME"] = str(tmp_path_factory.getbasetemp() / "sciprobe-home")
@@ -51,9 +51,10 @@ def release(tmp_path_factory) -> Path:
     bench = get_benchmark("idrbench")
     shutil.copytree(bench.sample_source, root / "src")
     ipi = json.loads((root / "src" / "data_exp_1.json").read_text())
+    fewshot = set(fewshot_ids(IPI_FEWSHOT_IDS, {r["id"] for r in ipi}))  # as the sample spells them
     for record in ipi:
-        if record["id"] not in IPI_FEWSHOT_IDS:
-            record["id"] = re.sub(r"^(\d{4})\.\d", r"\1.9", record["id"])
+        if record["id"] not in fewshot:
+            record["id"] = re.sub(r"^(\d{4})\.\d", r"\1.8", record["id"])  # the sample's ids read YYMM.9xxxx
     (root / "src" / "data_exp_1.json").write_text(json.dumps(ipi))
     build_benchmark(bench, root / "src", root / "idrbench-release", configs=["ipi"])
     return root / "idrbench-release"
