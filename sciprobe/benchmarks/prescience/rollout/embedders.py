@@ -55,7 +55,9 @@ class SentenceTransformerEmbedder:
 
         self.model = SentenceTransformer(path, device="cpu")
         self.spec = spec
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        dimension = getattr(self.model, "get_embedding_dimension", None) or \
+            self.model.get_sentence_embedding_dimension  # renamed in sentence-transformers 5
+        self.dim = int(dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
