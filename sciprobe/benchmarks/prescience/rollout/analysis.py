@@ -57,7 +57,7 @@ def size_match(papers: Sequence[Mapping[str, Any]], role: str, months: Sequence[
         if role in (p.get("roles") or []):
             sizes[month_of(str(p["date"]))] = sizes.get(month_of(str(p["date"])), 0) + 1
     first = min(months) if months else ""
-    return {"sizes": {m: sizes.get(m, 0) for m in months},
+    return {"sizes": {m: sizes[m] for m in months if sizes.get(m)},
             "prior": sum(1 for p in papers if str(p["date"]) < first)}
 
 
