@@ -4,7 +4,6 @@ the bundled sample with the bundled baselines and a loopback stub judge, the cor
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -19,16 +18,10 @@ from sciprobe.benchmarks.prescience.rollout.params import RolloutParams
 from sciprobe.benchmarks.prescience.rollout.policy import RandomReference
 from sciprobe.benchmarks.prescience.rollout.simulate import load_release, simulate_repeat, starting_literature
 from sciprobe.errors import SciprobeError
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.llm.stub_server import StubServer, score_reply
 
 SAMPLE = get_benchmark("prescience").sample_source
 CURVES = ("diversity", "novelty_evolving", "novelty_fixed")
-
-
-def scoring_judge(body: dict) -> str:
-    """A stub LACER judge: a score from the hash of the filled prompt (deterministic, spread over 1-10)."""
-    digest = hashlib.sha256(body["messages"][-1]["content"].encode()).digest()
-    return f"Reasoning: stub comparison.\nScore: {1 + digest[0] % 10}"
 
 
 @pytest.fixture
@@ -49,7 +42,7 @@ def _rollout(server: StubServer, out: Path, lattice: Path, *extra: str) -> dict:
 def test_two_months_on_the_sample_write_a_corpus_and_monthly_curves_and_rerun_from_cache(tmp_path: Path,
                                                                                           lattice: Path) -> None:
     out = tmp_path / "rollout"
-    with StubServer(reply=scoring_judge) as server:
+    with StubServer(reply=score_reply) as server:
         first = _rollout(server, out, lattice)
         calls = server.count
         assert calls > 0 and first["cache"]["judge_new_calls"] == calls
@@ -179,3 +172,34 @@ def test_rollout_report_refuses_another_file(tmp_path: Path, capsys) -> None:
     assert main(["prescience", "rollout-report", str(bad), "--out", str(tmp_path / "x.png")]) != 0
     err = capsys.readouterr().err.strip()
     assert "not a rollout results file" in err and "\n" not in err and not (tmp_path / "x.png").exists()
+
+
+def test_a_model_spec_generates_the_contributions_and_unparsable_replies_drop_the_paper(tmp_path: Path) -> None:
+    from sciprobe.benchmarks.prescience.rollout.policy import ModelGenerator
+    from sciprobe.llm.cache import ResponseCache
+    from sciprobe.llm.client import LLMClient
+
+    def writer(body: dict) -> str:
+        user = body["messages"][-1]["content"]
+        if user.count("Background Paper") <= 2:
+            return "I would rather not."  # no Title/Abstract: the paper is dropped, as upstream drops it
+        return f"Reasoning: combine.\nTitle: Combining {user.count('Background Paper')} ideas\nAbstract: We do so."
+
+    params = RolloutParams(days=10, repeats=1)
+    release = load_release(SAMPLE, params.t0)
+    embeddings = EmbeddingCache(make_embedder("hashing"), None)
+    with StubServer(reply=writer) as server:
+        client = LLMClient(f"openai/writer,base_url={server.base_url},api_key=sk-test,max_retries=0",
+                           cache=ResponseCache(tmp_path / "cache.sqlite"))
+        run = simulate_repeat(release, calibrate(release.train_targets), params, 0, ModelGenerator(client),
+                              embeddings)
+        assert server.count == 10  # one paper a day on the sample, one call each
+    samples = [s for day in run.days for s in day["samples"]]
+    kept = [s for s in samples if s["corpus_id"]]
+    dropped = [s for s in samples if not s["corpus_id"]]
+    assert dropped and run.n_dropped == len(dropped) and all(len(s["references"]) <= 2 for s in dropped)
+    assert all(s["generation"]["parse_path"] == "failed:no_title" for s in dropped)
+    assert kept and all(s["generation"]["parse_path"] == "official" for s in kept)
+    for s in kept:
+        paper = run.literature.papers[s["corpus_id"]]
+        assert paper["title"] == f"Combining {len(s['references'])} ideas" and paper["abstract"] == "We do so."

@@ -39,15 +39,21 @@ def rollout_figure(results: Mapping[str, Any]) -> Any:
     fig = figure(11, 3.4)
     axes = fig.subplots(1, len(TITLES), sharey=True)
     for ax, (curve, title) in zip(axes, TITLES.items()):
-        for label, points in results["curves"].get(curve, {}).items():
-            months = [m for m, v in sorted(points.items()) if v.get("mean") is not None]
-            if not months:
+        lines = {label: {m: v for m, v in points.items() if v.get("mean") is not None}
+                 for label, points in results["curves"].get(curve, {}).items()}
+        months = sorted({m for points in lines.values() for m in points})  # one month axis for both curves
+        for label, points in lines.items():
+            if not points:
                 continue
-            x = list(range(len(months)))
-            ax.plot(x, [points[m]["mean"] for m in months], marker="o", color=COLORS.get(label), label=label.title())
-            ax.fill_between(x, [points[m]["ci95_low"] for m in months], [points[m]["ci95_high"] for m in months],
-                            color=COLORS.get(label), alpha=0.2)
-            ax.set_xticks(x, [m[:7] for m in months], rotation=45, ha="right", fontsize=7)
+            shown = sorted(points)
+            x = [months.index(m) for m in shown]
+            mean = [points[m]["mean"] for m in shown]
+            low, high = [points[m]["ci95_low"] for m in shown], [points[m]["ci95_high"] for m in shown]
+            color = COLORS.get(label)
+            ax.errorbar(x, mean, yerr=[[m - lo for m, lo in zip(mean, low)], [hi - m for m, hi in zip(mean, high)]],
+                        marker="o", color=color, capsize=3, label=label.title())
+            ax.fill_between(x, low, high, color=color, alpha=0.2)
+        ax.set_xticks(range(len(months)), [m[:7] for m in months], rotation=45, ha="right", fontsize=7)
         ax.set_title(title, fontsize=9)
         ax.grid(True, linestyle="--", alpha=0.3)
     axes[0].set_ylabel("10 - mean LACER")
