@@ -10,6 +10,7 @@ matches against the one synthetic folder it is given). Every (paper, neighbour) 
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -61,21 +62,44 @@ def size_match(papers: Sequence[Mapping[str, Any]], role: str, months: Sequence[
             "prior": sum(1 for p in papers if str(p["date"]) < first)}
 
 
+#: pairs per judging batch: each request carries the whole judge prompt (upstream's is ~52 KB), so a month of
+#: pairs at once would hold gigabytes of messages
+JUDGE_BATCH = 1000
+
+
+def _content_key(reference: Mapping[str, str], generation: Mapping[str, str]) -> str:
+    text = "\x1f".join((reference["title"], reference["abstract"], generation["title"], generation["abstract"]))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def judge(pairs: Sequence[tuple[Mapping[str, str], Mapping[str, str], str]], judges: Sequence[Any], template: Any,
-          ) -> tuple[dict[str, float | None], dict[str, Any]]:
+          batch: int = JUDGE_BATCH) -> tuple[dict[str, float | None], dict[str, Any]]:
     """LACER for (reference, generation, key) triples: the score per key (None: not scored by every judge), and
-    the run's provenance (judge ids, template, new calls)."""
+    the run's provenance (judge ids, template, new calls). Pairs with the same texts are judged once (the same
+    real neighbour recurs across repeats and curves), in batches of ``batch``."""
     from sciprobe.benchmarks.prescience.lacer import judge_pairs
 
     if not pairs:
         return {}, {"n_pairs": 0, "n_new_calls": 0}
-    run = judge_pairs([k for _, _, k in pairs], [g for _, g, _ in pairs], [r for r, _, _ in pairs], judges, template,
-                      desc="rollout lacer")
-    report = run.average["official"]
-    scored = dict(zip(report.values["ids"], report.values["per_item"]))
-    scores = {k: scored.get(k) for _, _, k in pairs}
-    return scores, {"n_pairs": len(pairs), "n_new_calls": run.n_calls, "judge_ids": [j.model_id for j in judges],
-                    "n_scored": sum(1 for v in scores.values() if v is not None), **run.prompt}
+    distinct: dict[str, tuple[Mapping[str, str], Mapping[str, str]]] = {}
+    for ref, gen, _ in pairs:
+        distinct.setdefault(_content_key(ref, gen), (ref, gen))
+    keys = list(distinct)
+    by_content: dict[str, float | None] = {}
+    n_calls, prompt = 0, {}
+    for start in range(0, len(keys), batch):
+        chunk = keys[start:start + batch]
+        run = judge_pairs(chunk, [distinct[k][1] for k in chunk], [distinct[k][0] for k in chunk], judges, template,
+                          desc=f"rollout lacer {start // batch + 1}/{-(-len(keys) // batch)}")
+        report = run.average["official"]
+        scored = dict(zip(report.values["ids"], report.values["per_item"]))
+        by_content.update({k: scored.get(k) for k in chunk})
+        n_calls += run.n_calls
+        prompt = run.prompt
+    scores = {key: by_content[_content_key(ref, gen)] for ref, gen, key in pairs}
+    return scores, {"n_pairs": len(pairs), "n_distinct_pairs": len(keys), "n_new_calls": n_calls,
+                    "judge_ids": [j.model_id for j in judges],
+                    "n_scored": sum(1 for v in scores.values() if v is not None), **prompt}
 
 
 def pair_key(query: str, neighbour: str) -> str:

@@ -155,9 +155,11 @@ def _results(source: Any, release: Any, params: RolloutParams, calib: Any, gener
         "provenance": {"source": str(source), "release_digest": release.digest, "simulation_fingerprint": key,
                        "generator": generator.spec, "embedder": emb.spec, "embedder_note": EMBEDDER_NOTE,
                        "reference_code": UPSTREAM_REFERENCE, "calibration": calib.summary(),
-                       "judge": {k: v for k, v in judging.items() if k not in ("n_pairs", "n_scored", "n_new_calls")},
+                       "judge": {k: v for k, v in judging.items()
+                                 if k not in ("n_pairs", "n_distinct_pairs", "n_scored", "n_new_calls")},
                        "natural_size_matched_to": "repeat_0"},
-        "coverage": {"n_pairs": n_pairs, "n_scored": n_scored, "n_failed": n_pairs - n_scored},
+        "coverage": {"n_pairs": n_pairs, "n_distinct_pairs": judging.get("n_distinct_pairs", 0),
+                     "n_scored": n_scored, "n_failed": n_pairs - n_scored},
         "cache": {"days_from_journal": sum(r.days_from_journal for r in runs),
                   "days_drawn": sum(len(r.days) - r.days_from_journal for r in runs),
                   "judge_new_calls": judging.get("n_new_calls", 0),
