@@ -203,3 +203,18 @@ def test_a_model_spec_generates_the_contributions_and_unparsable_replies_drop_th
     for s in kept:
         paper = run.literature.papers[s["corpus_id"]]
         assert paper["title"] == f"Combining {len(s['references'])} ideas" and paper["abstract"] == "We do so."
+
+
+def test_identical_pairs_are_judged_once_across_batches(lattice: Path) -> None:
+    from sciprobe.benchmarks.prescience.rollout.analysis import judge
+    from sciprobe.llm.client import LLMClient
+
+    a, b, c = ({"title": t, "abstract": f"About {t}."} for t in "abc")
+    pairs = [(a, b, "q1->n1"), (a, c, "q1->n2"), (a, b, "q2->n1"), (b, c, "q3->n3"), (a, b, "q4->n4")]
+    with StubServer(reply=score_reply) as server:
+        client = LLMClient(f"openai/j,base_url={server.base_url},api_key=sk-test,max_retries=0")
+        scores, info = judge(pairs, [client], lr.load_template(lattice), batch=2)
+        assert server.count == 3
+    assert info["n_distinct_pairs"] == 3 and info["n_pairs"] == 5 and info["n_new_calls"] == 3
+    assert scores["q1->n1"] == scores["q2->n1"] == scores["q4->n4"] is not None
+    assert all(1 <= v <= 10 for v in scores.values())
