@@ -103,6 +103,7 @@ class LiteratureView:
     def __init__(self, literature: Literature, day: str, observer: ReadObserver | None = None) -> None:
         self.literature, self.day, self.observer = literature, day, observer
         self.n = bisect.bisect_left(literature.dates, day)
+        self._authors: list[str] | None = None
 
     def _seen(self, row: int) -> None:
         if row >= self.n:
@@ -128,8 +129,11 @@ class LiteratureView:
         return [self.literature.ids[r] for r in rows[:bisect.bisect_left(rows, self.n)]]
 
     def authors(self) -> list[str]:
-        """Authors with at least one paper before the day, in first-appearance order."""
-        return [a for a, rows in self.literature.author_rows.items() if rows and rows[0] < self.n]
+        """Authors with at least one paper before the day, in first-appearance order (computed once per view:
+        the literature does not change while a day is drawn)."""
+        if self._authors is None:
+            self._authors = [a for a, rows in self.literature.author_rows.items() if rows and rows[0] < self.n]
+        return list(self._authors)
 
     def nearest_papers(self, query: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[str]:
         """The ``k`` papers before the day closest to ``query`` by cosine (ties: the earlier row)."""

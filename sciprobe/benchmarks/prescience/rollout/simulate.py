@@ -128,7 +128,8 @@ def _team(view: LiteratureView, index: AuthorIndex | None, size: int, calib: Cal
     """Upstream's team rule: draw authors (new at the first-time rate) until one has history, then predict the
     rest from that seed author."""
     known = view.authors()
-    known += [a for a in counters.new_authors if a not in set(known)]
+    with_history = set(known)
+    known += [a for a in counters.new_authors if a not in with_history]
     team: list[str] = []
     how: list[str] = []
     seed: str | None = None
