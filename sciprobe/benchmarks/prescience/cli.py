@@ -1,6 +1,5 @@
-"""CLI hooks for ``sciprobe prescience baselines`` and ``sciprobe prescience score`` (wired by
-:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the two actions to a ``prescience`` parser, :func:`cmd`
-runs
+"""CLI hooks for ``sciprobe prescience baselines``, ``score`` and ``rollout`` / ``rollout-report`` (wired by
+:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the actions to a ``prescience`` parser, :func:`cmd` runs
 them. Both read release files (``train.parquet``/``test.parquet`` + JSONL; default: the bundled sample) and
 print one line per metric; ``--json FILE`` also writes the full score reports.
 """
@@ -58,6 +57,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     score.add_argument("--lacer-mode", default="official", choices=("official", "corrected"))
     score.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     score.add_argument("--json", help="also write the score report to this JSON file")
+    from sciprobe.benchmarks.prescience.rollout.cli import configure_rollout
+
+    configure_rollout(sub)
     return parser
 
 
@@ -105,6 +107,10 @@ def cmd(args: argparse.Namespace) -> int:
     )
 
     action = getattr(args, "prescience_command", None)
+    if action in ("rollout", "rollout-report"):
+        from sciprobe.benchmarks.prescience.rollout.cli import cmd_rollout
+
+        return cmd_rollout(args)
     if action == "baselines":
         reports = run_baselines(_source(args.source), tuple(args.tasks or SCORED_TASKS))
     elif action == "score":
@@ -117,7 +123,7 @@ def cmd(args: argparse.Namespace) -> int:
         if getattr(args, "judge", None):
             reports["contribution_generation:lacer"] = _lacer(args)
     else:
-        raise SciprobeError(f"unknown prescience action {action!r} (baselines, score)")
+        raise SciprobeError(f"unknown prescience action {action!r} (baselines, score, rollout, rollout-report)")
     for task, report in reports.items():
         _print(task, report)
     _write(args.json, reports)
