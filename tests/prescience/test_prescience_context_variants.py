@@ -77,6 +77,7 @@ def test_no_retrieved_paper_is_dated_on_or_after_the_target(built: str, rows: li
             assert corpus.test.date_of(paper["corpus_id"]) == paper["date"]  # the corpus's date, not a copy
             assert paper["corpus_id"] != row["corpus_id"]
         shown += len(context.retrieved())
+        assert cv.verbatim_leak(cv.context_messages(context, spec), row) is None
         assert len(context.author_papers) <= cv.MAX_AUTHOR_PAPERS and len(context.related) <= cv.RELATED_K
         if "citations" in spec.extras:
             assert context.citations is None or context.citations >= 0
@@ -127,6 +128,14 @@ def test_matched_size_subsampling_is_seeded(built: str, rows: list[dict]) -> Non
         draws.setdefault(seed, []).append([[p["corpus_id"] for p in c.references] for c in contexts])
     assert draws[0][0] == draws[0][1]  # same seed, same draw
     assert draws[0][0] != draws[1][0]  # another seed draws otherwise on some target
+
+
+def test_verbatim_leak_names_what_leaked(rows: list[dict]) -> None:
+    row = dict(rows[0], abstract="x" * 200 + "a sixty-character stretch of the target abstract's middle.." + "y")
+    messages = [{"role": "user", "content": "Related Paper 1:\nTitle: t\nAbstract: " + row["abstract"][200:260]}]
+    assert cv.verbatim_leak(messages, row) == "mid-abstract"
+    assert cv.verbatim_leak([{"role": "user", "content": f"Title: {row['title']}"}], row) == "title"
+    assert cv.verbatim_leak([{"role": "user", "content": "nothing of it"}], row) is None
 
 
 def test_missing_reference_file_is_a_one_line_error(built: str, rows: list[dict]) -> None:
@@ -183,7 +192,7 @@ def test_evaluate_with_context_through_stub(tmp_path: Path, monkeypatch, variant
     provenance = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["provenance"]
     context = provenance["context"]
     assert context["variants"] == cv.parse_context(variant).label and context["n_targets"] == 4
-    assert context["subsample_seed"] == (3 if ":" in variant else None)
+    assert context["subsample_seed"] == (3 if ":" in variant else None) and context["n_verbatim_leaks"] == 0
     details = pq.read_table(next((out / "details").rglob("*.parquet"))).to_pylist()
     for record in details:
         shown = json.loads(record["context"]) if isinstance(record["context"], str) else record["context"]

@@ -293,6 +293,17 @@ def context_messages(context: TargetContext, spec: ContextSpec) -> list[dict[str
     return [{"role": "system", "content": system}, {"role": "user", "content": user.rstrip("\n")}]
 
 
+def verbatim_leak(messages: Sequence[Mapping[str, str]], row: Mapping[str, Any]) -> str | None:
+    """Which of the target's own id, title, abstract or a 60-character stretch of the abstract's middle appears
+    verbatim in the user message (a retrieved duplicate of the target would show it), or None. The same kind of
+    check as upstream's expanded-context baselines, which skip such targets; here the item stays and is counted."""
+    user = messages[-1]["content"]
+    abstract = str(row.get("abstract") or "")
+    probes = {"corpus_id": str(row["corpus_id"]), "title": str(row.get("title") or ""), "abstract": abstract,
+              "mid-abstract": abstract[200:260] if len(abstract) >= 260 else ""}
+    return next((name for name, text in probes.items() if text and text in user), None)
+
+
 def summary(contexts: Sequence[TargetContext]) -> dict[str, Any]:
     """Totals over the targets, for provenance."""
     refs = [c.counts["references"] for c in contexts]

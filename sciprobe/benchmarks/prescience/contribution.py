@@ -214,7 +214,9 @@ def run_contribution_task(ctx: Any) -> list[Any]:
                                for j in run.per_judge if "official" in run.per_judge[j]},
         })
         if contexts is not None:  # what this target was shown (ids and dates: the leak check reads them)
-            records[-1]["context"] = {"counts": contexts[k].counts,
+            from sciprobe.benchmarks.prescience.context_variants import verbatim_leak
+
+            records[-1]["context"] = {"counts": contexts[k].counts, "verbatim_leak": verbatim_leak(messages[k], row),
                                       "shown": [[p["corpus_id"], p["date"]] for p in contexts[k].retrieved()]}
         judge_failed = next(((j, e[k]) for j, e in run.errors.items() if error_is_call_failure(e[k])), None)
         if judge_failed:  # no verdict is no evidence: the item is left out, never scored as a wrong answer
@@ -237,7 +239,8 @@ def run_contribution_task(ctx: Any) -> list[Any]:
         from sciprobe.benchmarks.prescience.context_variants import summary
 
         provenance["context"] = {**context.provenance(), **summary(contexts),
-                                 "reference_set_files": reference_files}
+                                 "reference_set_files": reference_files,
+                                 "n_verbatim_leaks": sum(1 for r in records if r["context"]["verbatim_leak"])}
     if template.warnings:
         provenance["prompt_warnings"] = [*base.get("prompt_warnings", []), *template.warnings]
     return [TaskResult(ref, 0, scores, records, provenance, "lacer", default_mode=modes[0])]
