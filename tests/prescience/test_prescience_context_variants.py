@@ -192,6 +192,7 @@ def test_evaluate_with_context_through_stub(tmp_path: Path, monkeypatch, variant
     provenance = results["sciprobe"]["tasks"]["prescience:contribution_generation|0"]["provenance"]
     context = provenance["context"]
     assert context["variants"] == cv.parse_context(variant).label and context["n_targets"] == 4
+    assert provenance["prompt_version"].endswith("+context:" + context["variants"])
     assert context["subsample_seed"] == (3 if ":" in variant else None) and context["n_verbatim_leaks"] == 0
     details = pq.read_table(next((out / "details").rglob("*.parquet"))).to_pylist()
     for record in details:

@@ -238,6 +238,8 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     if contexts is not None:
         from sciprobe.benchmarks.prescience.context_variants import summary
 
+        # another input than the task's: the prompt version says so wherever results are compared
+        provenance["prompt_version"] = f"{PROMPT_VERSION}+context:{context.label}"
         provenance["context"] = {**context.provenance(), **summary(contexts),
                                  "reference_set_files": reference_files,
                                  "n_verbatim_leaks": sum(1 for r in records if r["context"]["verbatim_leak"])}
