@@ -430,7 +430,10 @@ def _context_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         return {}
     from sciprobe.benchmarks.prescience.context_variants import parse_context
 
-    parse_context(args.context)  # a bad variant is a one-line error before anything runs
+    spec = parse_context(args.context)  # a bad variant is a one-line error before anything runs
+    if not spec.is_default and args.prompts != "sciprobe":
+        raise SciprobeError(f"--context {args.context} runs with sciprobe's prompts only: upstream's expanded-context "
+                            "templates are not pinned (see the PreScience README)")
     takers = [t for t in args.tasks if t.split("|")[0] == "prescience:contribution_generation"]
     if len(takers) != len(args.tasks):
         raise SciprobeError("--context and --reference-set apply to prescience:contribution_generation only")

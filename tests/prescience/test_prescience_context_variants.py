@@ -208,3 +208,12 @@ def test_context_refuses_other_tasks(capsys) -> None:
     assert main(["evaluate", "prescience:citation_prediction", "--model", "openai/x,api_key=x",
                  "--context", "related"]) == 2
     assert "prescience:contribution_generation only" in capsys.readouterr().err
+
+
+def test_context_with_upstream_prompts_is_refused(capsys) -> None:
+    """Upstream's expanded-context templates are not pinned: no silent fallback to sciprobe's wording."""
+    from sciprobe.cli import main
+
+    assert main(["evaluate", "prescience:contribution_generation", "--model", "openai/x,api_key=x",
+                 "--prompts", "upstream", "--context", "author_history"]) == 2
+    assert "not pinned" in capsys.readouterr().err

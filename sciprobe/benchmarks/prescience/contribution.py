@@ -19,6 +19,9 @@ Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
 bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
 comparable with published deberta numbers).
+
+Per-task options ``context`` (``--context``), ``context_seed`` and ``reference_sets``: the context variants of
+:mod:`.context_variants` (more than the influential references, all from H^{<t_p}; recorded in provenance).
 """
 
 from __future__ import annotations
