@@ -217,3 +217,29 @@ def test_context_with_upstream_prompts_is_refused(capsys) -> None:
     assert main(["evaluate", "prescience:contribution_generation", "--model", "openai/x,api_key=x",
                  "--prompts", "upstream", "--context", "author_history"]) == 2
     assert "not pinned" in capsys.readouterr().err
+
+
+def test_related_are_the_nearest_earlier_papers(built: str, rows: list[dict]) -> None:
+    """Checked against a direct computation: every H^<t_p paper but the references, by best cosine to one."""
+    import numpy as np
+
+    corpus = load_corpus(built)
+    index, embed = corpus.test, WordCounts()
+    spec = cv.parse_context("related")
+    embeddings = cv.PaperEmbeddings(index, embed, batch=7)  # small batches: the matrix grows over several
+    for row in rows:
+        refs = {r["corpus_id"] for r in row["references"]}
+        earlier = [cid for cid in index.ids.to_pylist() if index.date_of(cid) < row["date"] and cid not in refs]
+        text = {cid: f"{index.row(index.row_of(cid))['title']} {index.row(index.row_of(cid))['abstract']}".strip()
+                for cid in [*earlier, *refs]}
+
+        def unit(cid: str) -> np.ndarray:
+            v = embed([text[cid]])[0]
+            return v / (np.linalg.norm(v) or 1)
+
+        score = {cid: max(float(unit(cid) @ unit(r)) for r in refs) for cid in earlier}
+        got = [p["corpus_id"] for p in cv.target_context(index, row, spec, embeddings=embeddings).related]
+        assert len(got) == min(cv.RELATED_K, len(earlier))
+        assert all(cid in score for cid in got)
+        cutoff = min(score[c] for c in got) if got else None
+        assert all(score[c] <= cutoff + 1e-5 for c in earlier if c not in got)  # nothing nearer left out

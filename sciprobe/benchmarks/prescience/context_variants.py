@@ -191,39 +191,40 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 
 class PaperEmbeddings:
-    """Unit-norm embeddings of corpus papers (title + abstract), each paper encoded once per process."""
+    """Unit-norm float32 embeddings of corpus papers (title + abstract). Rows are date-sorted, so H^{<t} is a row
+    prefix: the matrix grows to the longest prefix asked for, each paper encoded once per process."""
 
-    def __init__(self, index: CorpusIndex, encode: Embed) -> None:
-        self.index, self.encode = index, encode
-        self._rows: dict[int, np.ndarray] = {}
+    def __init__(self, index: CorpusIndex, encode: Embed, batch: int = 2048) -> None:
+        self.index, self.encode, self.batch = index, encode, batch
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def of_rows(self, rows: Sequence[int]) -> np.ndarray:
-        todo = [r for r in dict.fromkeys(rows) if r not in self._rows]
-        if todo:
-            titles = self.index.table["title"].take(todo).to_pylist()
-            abstracts = self.index.table["abstract"].take(todo).to_pylist()
+    def prefix(self, n: int) -> np.ndarray:
+        """The embeddings of rows ``0 .. n-1`` (a view, no copy)."""
+        while len(self._matrix) < n:
+            lo = len(self._matrix)
+            hi = min(n, lo + self.batch)
+            titles = self.index.table["title"].slice(lo, hi - lo).to_pylist()
+            abstracts = self.index.table["abstract"].slice(lo, hi - lo).to_pylist()
             vectors = np.asarray(self.encode([f"{t or ''} {a or ''}".strip() for t, a in zip(titles, abstracts)]),
-                                 dtype=float)
+                                 dtype=np.float32)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            for r, v in zip(todo, vectors / np.where(norms == 0, 1, norms)):
-                self._rows[r] = v
-        return np.stack([self._rows[r] for r in rows]) if rows else np.zeros((0, 1))
+            vectors = vectors / np.where(norms == 0, 1, norms)
+            self._matrix = vectors if not lo else np.concatenate([self._matrix, vectors])
+        return self._matrix[:n]
 
 
 def _related(view: HistoryView, references: Sequence[Mapping[str, Any]], embeddings: PaperEmbeddings) -> list[dict]:
     """The K papers of H^{<t_p} nearest to any shown reference (best cosine), the references themselves excluded;
     ties go to the earlier row."""
     index = view.index
-    query_rows = [index.row_of(r["corpus_id"]) for r in references]
-    query_rows = [r for r in query_rows if r is not None]
-    exclude = set(query_rows)
-    candidates = [r for r in range(view.n) if r not in exclude]  # rows < n: exactly H^{<t_p}
-    if not query_rows or not candidates:
+    query_rows = sorted({r for r in (index.row_of(p["corpus_id"]) for p in references) if r is not None})
+    if not query_rows or view.n <= len(query_rows):
         return []
-    sims = embeddings.of_rows(candidates) @ embeddings.of_rows(query_rows).T
-    best = sims.max(axis=1)
-    order = np.lexsort((np.asarray(candidates), -best))[:RELATED_K]
-    return [p for p in (_shown(view, index.ids[candidates[k]].as_py()) for k in order) if p is not None]
+    history = embeddings.prefix(view.n)  # rows < n: exactly H^{<t_p}
+    best = (history @ history[query_rows].T).max(axis=1)
+    best[query_rows] = -np.inf  # already shown
+    order = np.lexsort((np.arange(view.n), -best))[:min(RELATED_K, view.n - len(query_rows))]
+    return [p for p in (_shown(view, index.ids[int(k)].as_py()) for k in order) if p is not None]
 
 
 def _oracle_citations(target: Mapping[str, Any]) -> int | None:
@@ -232,7 +233,8 @@ def _oracle_citations(target: Mapping[str, Any]) -> int | None:
 
 
 def target_context(index: CorpusIndex, row: Mapping[str, Any], spec: ContextSpec,
-                   sets: Mapping[str, Mapping[str, list[str]]] = {}, embeddings: PaperEmbeddings | None = None
+                   sets: Mapping[str, Mapping[str, list[str]]] | None = None,
+                   embeddings: PaperEmbeddings | None = None
                    ) -> TargetContext:
     """What the target of ``row`` (a contribution-generation instance) is shown under ``spec``."""
     view = index.view(str(row["date"]))
@@ -240,7 +242,7 @@ def target_context(index: CorpusIndex, row: Mapping[str, Any], spec: ContextSpec
     if target_row is None:
         raise SciprobeError(f"target {row['corpus_id']} is not in the corpus the context is drawn from")
     target = index.row(target_row)  # the target's own record: its author list (an input) and oracle count
-    references, counts = _references(view, row, spec, sets)
+    references, counts = _references(view, row, spec, sets or {})
     out = TargetContext(str(row["corpus_id"]), str(row["date"]), references, counts={"references": counts})
     if "author_history" in spec.extras:
         out.author_papers = _author_papers(index, view, target)
