@@ -12,10 +12,11 @@ Appendix D.1.3, as the per-task option ``context`` of ``prescience:contribution_
   ``impact:influential``, ``all:impact``: Table 11's matched-size rows), with a draw seeded by ``context_seed``
   (default 0), the target id and the variant, recorded in provenance.
 - any of the **extras**: ``author_history`` (the target's authors in listed order, each author's 3 most recent
-  papers, 15 in all), ``related`` (the 10 nearest neighbours of the reference set in embedding space, the bundled
-  MiniLM: each candidate scored by its best cosine to a shown reference; the paper's §4.1 "papers in R_p as
-  queries", not C.1's target-text query, which would leak the target) and ``citations`` (the oracle 12-month
-  citation count of the target: deliberate leakage, as in the paper, marked ``oracle`` in provenance).
+  papers, 15 in all), ``related`` (10 papers retrieved by embedding with the shown references as queries, rank
+  fusion as in upstream's expanded-context baseline; the bundled MiniLM, not upstream's GRIT; the paper's §4.1
+  "papers in R_p as queries", not C.1's target-text query, which would leak the target) and ``citations`` (the
+  target's oracle citation count 12 months on, or at its trajectory's last month when shorter, as upstream:
+  deliberate leakage, as in the paper, marked ``oracle`` in provenance).
 
 Every retrieved paper comes through :class:`~.history.HistoryView` at the target's date t_p, so nothing dated on
 or after t_p is shown: a listed reference outside H^{<t_p} is dropped and counted (``dropped``), never shown.
@@ -144,6 +145,7 @@ class TargetContext:
     author_papers: list[dict[str, Any]] = field(default_factory=list)
     related: list[dict[str, Any]] = field(default_factory=list)
     citations: int | None = None
+    citation_months: int | None = None
     counts: dict[str, Any] = field(default_factory=dict)
 
     def retrieved(self) -> list[dict[str, Any]]:
@@ -170,18 +172,22 @@ def _references(view: HistoryView, row: Mapping[str, Any], spec: ContextSpec,
 
 
 def _author_papers(index: CorpusIndex, view: HistoryView, target: Mapping[str, Any]) -> list[dict]:
+    """Authors in listed order, each one's newest papers of H^{<t_p} first (ties: higher id first), up to
+    ``PAPERS_PER_AUTHOR`` new ones per author (a paper already taken for an earlier author does not use a slot)
+    and ``MAX_AUTHOR_PAPERS`` in all."""
     papers: list[dict] = []
     seen: set[str] = set()
     for author in target.get("authors") or []:
-        rows = view.author_history_rows(str(author.get("author_id")))
-        recent = [index.ids[int(r)].as_py() for r in rows[::-1][:PAPERS_PER_AUTHOR]]  # newest first
-        for cid in recent:
-            if cid in seen or len(papers) >= MAX_AUTHOR_PAPERS:
-                continue
-            seen.add(cid)
-            paper = _shown(view, cid)
+        taken = 0
+        for r in view.author_history_rows(str(author.get("author_id")))[::-1]:
+            if taken >= PAPERS_PER_AUTHOR or len(papers) >= MAX_AUTHOR_PAPERS:
+                break
+            cid = index.ids[int(r)].as_py()
+            paper = None if cid in seen else _shown(view, cid)
             if paper is not None:
+                seen.add(cid)
                 papers.append(paper)
+                taken += 1
         if len(papers) >= MAX_AUTHOR_PAPERS:
             break
     return papers
@@ -213,23 +219,39 @@ class PaperEmbeddings:
         return self._matrix[:n]
 
 
-def _related(view: HistoryView, references: Sequence[Mapping[str, Any]], embeddings: PaperEmbeddings) -> list[dict]:
-    """The K papers of H^{<t_p} nearest to any shown reference (best cosine), the references themselves excluded;
-    ties go to the earlier row."""
+def _related(view: HistoryView, references: Sequence[Mapping[str, Any]], embeddings: PaperEmbeddings,
+             exclude: set[str]) -> list[dict]:
+    """Rank fusion over the shown references, as upstream's expanded-context baseline retrieves them: each
+    reference's nearest papers of H^{<t_p} (cosine, the ``max(4K, K + |excluded| + 10)`` nearest), every paper's
+    ranks summed over the lists it appears in (rank 0 = nearest; a list it is absent from adds nothing), the K
+    lowest sums kept (ties: first seen). The references, the target's shown author papers and ``exclude`` are
+    left out."""
     index = view.index
-    query_rows = sorted({r for r in (index.row_of(p["corpus_id"]) for p in references) if r is not None})
-    if not query_rows or view.n <= len(query_rows):
+    query_rows = [r for r in (index.row_of(p["corpus_id"]) for p in references) if r is not None]
+    if not query_rows or not view.n:
         return []
     history = embeddings.prefix(view.n)  # rows < n: exactly H^{<t_p}
-    best = (history @ history[query_rows].T).max(axis=1)
-    best[query_rows] = -np.inf  # already shown
-    order = np.lexsort((np.arange(view.n), -best))[:min(RELATED_K, view.n - len(query_rows))]
-    return [p for p in (_shown(view, index.ids[int(k)].as_py()) for k in order) if p is not None]
+    skip = exclude | {p["corpus_id"] for p in references}
+    depth = min(view.n, max(4 * RELATED_K, RELATED_K + len(skip) + 10))
+    sums: dict[int, int] = {}
+    for q in query_rows:
+        sims = history @ history[q]
+        nearest = np.lexsort((np.arange(view.n), -sims))[:depth]  # ties: the earlier row
+        for rank, row in enumerate(nearest.tolist()):
+            if index.ids[row].as_py() not in skip:
+                sums[row] = sums.get(row, 0) + rank
+    chosen = sorted(sums, key=lambda row: sums[row])[:RELATED_K]  # stable: first seen wins a tie
+    return [p for p in (_shown(view, index.ids[row].as_py()) for row in chosen) if p is not None]
 
 
-def _oracle_citations(target: Mapping[str, Any]) -> int | None:
+def _oracle_citations(target: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(citations, months): the cumulative count 12 months on, or at the trajectory's last month when it is
+    shorter (upstream's oracle line does the same and says the horizon); (None, None) without a trajectory."""
     trajectory = target.get("citation_trajectory") or []
-    return int(trajectory[CITATION_HORIZON_MONTHS - 1]) if len(trajectory) >= CITATION_HORIZON_MONTHS else None
+    if not trajectory:
+        return None, None
+    months = min(len(trajectory), CITATION_HORIZON_MONTHS)
+    return int(trajectory[months - 1]), months
 
 
 def target_context(index: CorpusIndex, row: Mapping[str, Any], spec: ContextSpec,
@@ -250,11 +272,12 @@ def target_context(index: CorpusIndex, row: Mapping[str, Any], spec: ContextSpec
     if "related" in spec.extras:
         if embeddings is None:
             raise SciprobeError("context 'related' needs an embedder")
-        out.related = _related(view, references, embeddings)
+        shown_ids = {p["corpus_id"] for p in out.author_papers} | {out.corpus_id}
+        out.related = _related(view, references, embeddings, shown_ids)
         out.counts["related"] = len(out.related)
     if "citations" in spec.extras:
-        out.citations = _oracle_citations(target)
-        out.counts["citations_known"] = out.citations is not None
+        out.citations, out.citation_months = _oracle_citations(target)
+        out.counts["citation_months"] = out.citation_months
     return out
 
 
@@ -272,7 +295,7 @@ _SECTION_NOTES = {
                       "Paper blocks): they show what the team has been working on.",
     "related": "You are also shown earlier papers related to the background papers (Related Paper blocks); the "
                "follow-up paper does not necessarily cite them.",
-    "citations": "You are also told how many citations the follow-up paper will receive in its first 12 months.",
+    "citations": "You are also told how many citations the follow-up paper will receive in its first months.",
 }
 
 
@@ -290,8 +313,9 @@ def context_messages(context: TargetContext, spec: ContextSpec) -> list[dict[str
     user = _blocks("Background Paper", context.references)
     user += _blocks("Author Paper", context.author_papers) + _blocks("Related Paper", context.related)
     if "citations" in spec.extras:
+        months = context.citation_months or CITATION_HORIZON_MONTHS
         count = "unknown" if context.citations is None else str(context.citations)
-        user += f"Citations of the follow-up paper in its first 12 months: {count}\n"
+        user += f"Citations of the follow-up paper in its first {months} months: {count}\n"
     return [{"role": "system", "content": system}, {"role": "user", "content": user.rstrip("\n")}]
 
 
@@ -314,6 +338,8 @@ def summary(contexts: Sequence[TargetContext]) -> dict[str, Any]:
     for key in ("author_papers", "related"):
         if contexts and key in contexts[0].counts:
             out[key] = sum(c.counts[key] for c in contexts)
-    if contexts and "citations_known" in contexts[0].counts:
-        out["n_citations_unknown"] = sum(1 for c in contexts if not c.counts["citations_known"])
+    if contexts and "citation_months" in contexts[0].counts:
+        months = [c.counts["citation_months"] for c in contexts]
+        out["n_citations_unknown"] = sum(1 for m in months if m is None)
+        out["n_citations_before_12_months"] = sum(1 for m in months if m is not None and m < CITATION_HORIZON_MONTHS)
     return out
