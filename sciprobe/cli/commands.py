@@ -160,6 +160,14 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                           help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
     _add_prompts(evaluate, "the prompts the model gets")
+    evaluate.add_argument("--context", metavar="VARIANTS",
+                          help="prescience:contribution_generation only: what the model is shown, comma-separated "
+                               "(influential|all|impact[:SIZE], author_history, related, citations; see the "
+                               "PreScience README)")
+    evaluate.add_argument("--context-seed", type=int, default=0,
+                          help="seed of --context's matched-size subsampling (default: %(default)s)")
+    evaluate.add_argument("--reference-set", action="append", default=[], metavar="NAME=PATH",
+                          help="with --context all|impact: the set's JSON-lines file {key: target id, value: [ids]}")
     _add_executor(evaluate)
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
@@ -403,7 +411,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 meter=sys.stderr.isatty() if args.meter is None else args.meter,
                                 prompts=args.prompts,
                                 upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
-                                allow_modified_prompts=args.allow_modified_prompts)
+                                allow_modified_prompts=args.allow_modified_prompts,
+                                per_task=_context_options(args))
     if args.dry_run:
         from sciprobe.run.plan import format_plan, plan_run
 
@@ -414,6 +423,29 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)
+
+
+def _context_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """``--context`` / ``--reference-set`` as per-task options of the tasks that take them (T1 of PreScience)."""
+    if args.context is None and not args.reference_set:
+        return {}
+    from sciprobe.benchmarks.prescience.context_variants import parse_context
+
+    spec = parse_context(args.context)  # a bad variant is a one-line error before anything runs
+    if not spec.is_default and args.prompts != "sciprobe":
+        raise SciprobeError(f"--context {args.context} runs with sciprobe's prompts only: upstream's expanded-context "
+                            "templates are not pinned (see the PreScience README)")
+    takers = [t for t in args.tasks if t.split("|")[0] == "prescience:contribution_generation"]
+    if len(takers) != len(args.tasks):
+        raise SciprobeError("--context and --reference-set apply to prescience:contribution_generation only")
+    sets = {}
+    for item in args.reference_set:
+        name, sep, path = item.partition("=")
+        if not sep or not path:
+            raise SciprobeError(f"--reference-set {item!r}: expected NAME=PATH (all=refs_all.jsonl)")
+        sets[name] = path
+    options = {"context": args.context, "context_seed": args.context_seed, "reference_sets": sets}
+    return {t: dict(options) for t in takers}
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
