@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.prescience import context_variants as cv
 from sciprobe.benchmarks.prescience.forecast_context import load_corpus
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 from golden import case_ids, load_cases
 
@@ -27,7 +27,7 @@ VARIANTS = ("influential", "all", "impact", "author_history", "related", "citati
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> str:
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     out = tmp_path_factory.mktemp("prescience") / "build"
     build_benchmark(BENCH, BENCH.sample_source, out)
@@ -166,9 +166,9 @@ def test_evaluate_with_context_through_stub(tmp_path: Path, monkeypatch, variant
     what each target was shown, all of it dated before the target; a rerun answers from the cache."""
     import pyarrow.parquet as pq
 
-    from sciprobe.benchmarks.prescience import lacer as lr
+    from sciprobe.benchmarks.prescience import lacer_judge as lr
     from sciprobe.cli import main
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     lattice = lr.write_lattices(tmp_path / "lattice.json", [lr.toy_lattice("matching")], {"note": "test"})
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice))

@@ -34,7 +34,7 @@ import numpy as np
 
 from sciprobe.benchmarks.prescience.history import CorpusIndex, HistoryView, read_key_value_table
 from sciprobe.benchmarks.prescience.schema import CITATION_HORIZON_MONTHS
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 REFERENCE_SETS = ("influential", "all", "impact")
 EXTRAS = ("author_history", "related", "citations")
@@ -283,7 +283,7 @@ def target_context(index: CorpusIndex, row: Mapping[str, Any], spec: ContextSpec
 
 def default_embeddings(index: CorpusIndex) -> PaperEmbeddings:
     """The bundled MiniLM (offline), the same embedder as SGI's idea scoring."""
-    from sciprobe.scoring.sgi.idea import default_embedder
+    from sciprobe.benchmarks.sgibench.scoring.idea import default_embedder
 
     model = default_embedder()
     return PaperEmbeddings(index, lambda texts: model.encode(list(texts), batch_size=32, show_progress_bar=False))

@@ -271,7 +271,7 @@ def context_of_run(ctx: Any) -> tuple[Any, list[Any] | None, dict[str, str]]:
     paths = dict(options.get("reference_sets") or {})
     needed = {s for s in (spec.references, spec.match_size) if s in ("all", "impact")}
     if ctx.data.source.startswith("sample:"):  # the bundled sample carries invented sets
-        from sciprobe.benchmarks import get_benchmark
+        from sciprobe.core.registry import get_benchmark
 
         folder = Path(get_benchmark("prescience").sample_source)
         paths = {**{n: str(folder / f) for n, f in cv.SAMPLE_REFERENCE_FILES.items() if n in needed}, **paths}
