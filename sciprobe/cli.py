@@ -59,6 +59,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("sciprobe.baselines", "score a benchmark's reference baselines (no model)"),
     "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
     "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
+    "doctor": ("sciprobe.data.doctor", "check release files against a benchmark's declared files, columns, "
+                                       "types and paper counts, without building"),
     "paper": ("sciprobe.published", "the numbers a benchmark's paper reports, with task, metric, setting and source"),
 }
 
