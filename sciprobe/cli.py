@@ -372,6 +372,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
                  if counts["cutoff"] else ""))
     for config in report.skipped:
         print(f"{benchmark.name}:{config}: skipped, the cutoff leaves no items")
+    for config, files in report.missing_files.items():
+        print(f"{benchmark.name}:{config}: skipped, the source has no {', '.join(files)}")
+    from sciprobe.data.doctor import comparison_warnings
+
+    for line in comparison_warnings(benchmark, report.paper_counts):
+        print(line, file=sys.stderr)
     print(f"wrote {report.out_dir}")
     return 0
 

@@ -243,7 +243,7 @@ def count_checks(benchmark: Benchmark, folder: Path, report: DoctorReport,
         if found is not None and not check.matches:
             report.differences.append(Difference(
                 "count", f"{benchmark.name}:{name}",
-                f"{declared.split} has {found} rows, {declared.source} gives {declared.rows}"))
+                f"{declared.split} has {found} rows, declared {declared.rows} ({declared.source})"))
 
 
 def release_folder(layout: ReleaseLayout | None, folder: Path, root: str) -> Path:
@@ -284,8 +284,8 @@ def paper_count_comparison(benchmark: Benchmark, rows_read: Mapping[str, Mapping
 
 
 def comparison_warnings(benchmark: Benchmark, comparison: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    return [f"warning: {benchmark.name}:{name} {c['split']} has {c['found']} rows, {c['source']} gives "
-            f"{c['declared']}" for name, c in comparison.items() if not c["matches"]]
+    return [f"warning: {benchmark.name}:{name} {c['split']} has {c['found']} rows, declared {c['declared']} "
+            f"({c['source']})" for name, c in comparison.items() if not c["matches"]]
 
 
 # ---------------------------------------------------------------- command line

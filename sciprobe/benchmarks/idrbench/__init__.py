@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.idrbench.release import PINNED
+from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, PaperCount, TaskSpec
 from sciprobe.lazy import lazy
 
 CITATION = """
@@ -35,6 +36,10 @@ CITATION = """
 
 # Upstream removes this P_A id before every evaluation (absent from the v1 files; kept for fidelity).
 EXCLUDED_PAPERS = ("2411.04715",)
+
+# Where the declared counts come from: the v3 paper gives only totals (335 positives, Table 1: 1,014 annotated
+# papers), which the v1 release does not reproduce, so the counts are those of the release files at the pin.
+V1_COUNTS = "release v1 at aa621e4 (spec idrbench.md §2-3)"
 
 # Official generation settings of irllm-framework@aa621e4 (config.yml); the paper states 1500 max tokens.
 OFFICIAL_GENERATION = {"temperature": 1.0, "max_tokens": 500}
@@ -73,6 +78,13 @@ def i3_features():
                      "side_b_disciplines": strings, "side_c_disciplines": strings,
                      "sides_share_discipline": Value("bool"), "explanation": Value("string"),
                      "research_type": Value("string"), **_common(), "is_fewshot_example": Value("bool")})
+
+
+def idea_features():
+    """The I3 pair without the few-shot flag: the generation rows keep their P_A (negatives too) and label."""
+    from datasets import Features
+
+    return Features({k: v for k, v in i3_features().items() if k != "is_fewshot_example"})
 
 
 def i2r_features():
@@ -263,15 +275,33 @@ BENCHMARK = Benchmark(
     license="unknown",
     homepage="https://project-ai4science.github.io/idrbench-framework/",
     configs={
-        "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary",
-                          ipi_features, ("test", "fewshot"), context_splits=("fewshot",)),
+        "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary "
+                          "(`data_exp_1.json`)", ipi_features, ("test", "fewshot"), context_splits=("fewshot",),
+                          paper_count=PaperCount(1120, V1_COUNTS + ": 120 positives + 1,000 negatives")),
         "i3_set1": ConfigSpec("i3_set1", "IDR idea integration, Set 1 (feasibility): random cross-discipline "
-                              "negatives", i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
-        "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives",
+                              "negatives (`data_exp_2_1.json`)", i3_features, ("test", "fewshot"),
+                              context_splits=("fewshot",),
+                              paper_count=PaperCount(1120, V1_COUNTS + ": 120 positives + 1,000 negatives")),
+        "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives "
+                              "(`data_exp_2_2.json`, the file the pinned `classify_task` reads)",
                               i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
-        "i2r": ConfigSpec("i2r", "IDR idea recommendation: a seed paper, its gold partner(s) and distractors",
-                          i2r_features),
+        "i3_set2_5195b17": ConfigSpec("i3_set2_5195b17", "historical variant of Set 2: `data_exp_2_3.json` of "
+                                      "commit 5195b17 (deleted before the pin; built only when the source has it)",
+                                      i3_features, ("test", "fewshot"), context_splits=("fewshot",),
+                                      paper_count=PaperCount(1120, V1_COUNTS + " (5195b17): 120 + 1,000")),
+        "i2r": ConfigSpec("i2r", "IDR idea recommendation, Level 1: a seed paper, its gold partner(s) and "
+                          "distractors (`data_exp_3_1.json`, or its part files)", i2r_features,
+                          paper_count=PaperCount(253, V1_COUNTS + ": 253 Level-1 I2R instances from 120 P_A")),
+        "i2r_level2": ConfigSpec("i2r_level2", "IDR idea recommendation, Level 2 (harder: candidates biased "
+                                 "toward the target's discipline; `data_exp_3_2.json`, or its part files)",
+                                 i2r_features,
+                                 paper_count=PaperCount(188, V1_COUNTS + ": 188 Level-2 instances from 90 P_A")),
+        "idea_generation": ConfigSpec("idea_generation", "IDR idea generation (paper §5.3, Table 19): a "
+                                      "(side b, side c) pair to write an interdisciplinary abstract for; label yes "
+                                      "= the annotated pair (`data_exp_4_1.json`)", idea_features,
+                                      paper_count=PaperCount(300, V1_COUNTS + ": 120 positives + 180 negatives")),
     },
+    release_layouts=(PINNED,),
     tasks=TASKS,
     read_source=lazy("sciprobe.benchmarks.idrbench.source:read_source"),
     source_options={"normalize_whitespace": True},
