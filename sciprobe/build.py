@@ -25,7 +25,7 @@ from typing import Any
 
 from sciprobe import __version__
 from sciprobe.cutoffs import CutoffReport, after_cutoff_mask, parsed_date_column
-from sciprobe.declaration import Benchmark
+from sciprobe.declaration import Benchmark, ReleaseCheck
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import shown
 
@@ -252,11 +252,23 @@ class BuildReport:
     # each built config's declared paper count beside the rows read ({config: {split, declared, found, source,
     # matches}}, sciprobe.data.doctor.CountCheck)
     paper_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the release variant the source holds, notes on it and the configs it cannot give ({config: reason}), from the
+    # benchmark's release_check hook (empty without one)
+    release: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """What ``sciprobe_build.json`` holds: everything but the output folder (a local path never goes into a
         file that may be published)."""
         return {k: v for k, v in self.__dict__.items() if k != "out_dir"}
+
+
+def release_check_of(benchmark: Benchmark, source: Path, options: dict[str, Any]) -> ReleaseCheck | None:
+    """The benchmark's own account of the release in ``source`` (None when it declares no ``release_check``)."""
+    if benchmark.release_check is None:
+        return None
+    from sciprobe.lazy import resolve
+
+    return resolve(benchmark.release_check)(Path(source), options)
 
 
 def is_sample_source(benchmark: Benchmark, source: Path) -> bool:
@@ -327,6 +339,13 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
         if lacking:
             absent[name] = lacking
     names = [n for n in names if n not in absent]
+    release = release_check_of(benchmark, source, {**benchmark.source_options, **(options or {})})
+    for name in names:
+        reason = release.unavailable.get(name) if release else None
+        if reason and configs:
+            raise SciprobeError(f"{benchmark.name}:{name}: {reason}")
+    unavailable = {n: release.unavailable[n] for n in names if release and n in release.unavailable}
+    names = [n for n in names if n not in unavailable]
     if out_dir.exists() and not overwrite:
         raise SciprobeError(f"output folder {out_dir} exists; pass --overwrite to replace it")
     report = BuildReport(benchmark.name, benchmark.version, str(out_dir),
@@ -336,6 +355,8 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
     report.source_revision = source_revision
     report.sample = is_sample_source(benchmark, source)
     report.missing_files = absent
+    if release is not None:
+        report.release = {"variant": release.variant, "notes": list(release.notes), "unavailable": unavailable}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder

@@ -77,6 +77,16 @@ def _declared_counts(benchmark: Benchmark, report: Any) -> list[str]:
     return ["## Declared counts", "\n".join(lines + ([""] + notes if notes else []))]
 
 
+def _release_read(report: Any) -> list[str]:
+    """Which published release variant the build read, notes on it, and the configs it cannot give (and why)."""
+    release = getattr(report, "release", {}) or {}
+    if not release:
+        return []
+    lines = [f"- {note}" for note in release.get("notes", [])]
+    lines += [f"- {config}: {reason}" for config, reason in release.get("unavailable", {}).items()]
+    return ["## Release read", "\n".join(lines)]
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
@@ -99,6 +109,7 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]
+    parts += _release_read(report)
     parts += _declared_counts(benchmark, report)
     parts += ["## Upstream", upstream_section(benchmark)]
     for title, text in benchmark.card_sections.items():

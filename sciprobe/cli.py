@@ -372,6 +372,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
                  if counts["cutoff"] else ""))
     for config in report.skipped:
         print(f"{benchmark.name}:{config}: skipped, the cutoff leaves no items")
+    for note in report.release.get("notes", []):
+        print(f"{benchmark.name}: {note}")
+    for config, reason in report.release.get("unavailable", {}).items():
+        print(f"{benchmark.name}:{config}: {reason}")
     for config, files in report.missing_files.items():
         print(f"{benchmark.name}:{config}: skipped, the source has no {', '.join(files)}")
     from sciprobe.data.doctor import comparison_warnings

@@ -250,6 +250,18 @@ class ReleaseLayout:
 
 
 @dataclass(frozen=True)
+class ReleaseCheck:
+    """What a build (and ``sciprobe doctor``) says about the release a source folder holds, from the benchmark's
+    ``release_check`` hook: which published variant it is, notes to print and record in the card, and the configs
+    this release cannot give, each with a one-line reason (``{"topic_trends": "no topic labels in this release;
+    see ..."}``): a build skips them instead of writing empty configs, and refuses them when asked by name."""
+
+    variant: str
+    notes: tuple[str, ...] = ()
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One dataset config: its features (a callable so ``datasets`` is imported lazily), its splits
     and a one-line description for the card.
@@ -387,6 +399,9 @@ class Benchmark:
     # the published layouts of the release files (``sciprobe doctor``: files, columns, types; the configs' own
     # ``paper_count`` give the counts); empty: doctor checks only the counts the source reader yields
     release_layouts: tuple[ReleaseLayout, ...] = ()
+    # "module:function(source, options) -> ReleaseCheck": which release variant a source holds and which configs it
+    # cannot give (e.g. no topic labels); None: every release gives every config its files allow
+    release_check: str | None = None
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.errors import SciprobeError

@@ -65,6 +65,8 @@ class DoctorReport:
     differences: list[Difference] = field(default_factory=list)
     counts: list[CountCheck] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)
+    # the benchmark's own account of the release (its release_check hook): variant, notes, configs it cannot give
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -97,6 +99,8 @@ def load_records(path: Path) -> list[dict[str, Any]]:
             return [parse_json(line, f"{name} line {n}") for n, line in enumerate(text.splitlines(), 1)
                     if line.strip()]
         data = parse_json(text, name)
+        if isinstance(data, dict) and isinstance(data.get("data"), list):  # upstream save_json(..., metadata)
+            data = data["data"]
         if not isinstance(data, list):
             raise SciprobeError(f"{name} must hold a JSON list of records, not a {type(data).__name__}")
         return data
@@ -221,7 +225,8 @@ def count_rows(benchmark: Benchmark, folder: Path, config: str, split: str,
     total = 0
     for name, rows in benchmark.read_source(folder, config, merged):
         if name == split:
-            total += sum(1 for _ in rows)
+            # readers yield row dicts or Arrow tables (PreScience): a table counts its rows
+            total += sum(getattr(item, "num_rows", 1) for item in rows)
     return total
 
 
@@ -266,8 +271,26 @@ def doctor(benchmark: Benchmark, folder: Path, source_label: str = "") -> Doctor
         file_differences(layout, folder, report)
     # a config whose files are missing is already named; counting it would only repeat that
     lacking = {name for name in benchmark.configs if missing_files(benchmark, folder, name)}
-    count_checks(benchmark, folder, report, skip=lacking)
+    unavailable = release_notes(benchmark, folder, report)
+    count_checks(benchmark, folder, report, skip=lacking | unavailable)
     return report
+
+
+def release_notes(benchmark: Benchmark, folder: Path, report: DoctorReport) -> set[str]:
+    """The release variant and the configs it cannot give (noted, not counted: a release without topic labels is
+    a published variant, not a damaged one); the names of those configs."""
+    from sciprobe.build import release_check_of
+
+    try:
+        release = release_check_of(benchmark, folder, dict(benchmark.source_options))
+    except SciprobeError as exc:
+        report.differences.append(Difference("unreadable", benchmark.name, str(exc)))
+        return set()
+    if release is None:
+        return set()
+    report.notes += list(release.notes)
+    report.notes += [f"{benchmark.name}:{config}: {reason}" for config, reason in release.unavailable.items()]
+    return set(release.unavailable)
 
 
 def paper_count_comparison(benchmark: Benchmark, rows_read: Mapping[str, Mapping[str, int]]
@@ -326,6 +349,8 @@ def cmd_doctor(args: Any) -> int:
     report = doctor(benchmark, resolved.path, resolved.describe())
     print(f"{benchmark.name}: {report.source}" + (f" (layout {report.layout})" if report.layout else "")
           + f", {len(report.files_read)} files read")
+    for note in report.notes:
+        print(f"  {note}")
     for check in report.counts:
         state = "ok" if check.matches else "differs"
         print(f"  {benchmark.name}:{check.config} {check.split}: {check.found} rows, declared {check.declared} "

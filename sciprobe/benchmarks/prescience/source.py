@@ -1,7 +1,8 @@
 """Read a PreScience release folder into config rows as Arrow tables (spec ``prescience.md`` §1.2, §9).
 
 Release layout: ``train.parquet`` and ``test.parquet`` (two overlapping corpora, pitfall 1),
-``author_publications.jsonl`` and ``author_disambiguation.jsonl`` (``{"key", "value"}`` per line).
+``author_publications.jsonl`` and ``author_disambiguation.jsonl`` (``{"key", "value"}`` per line); the other
+published variants are read through that layout (:mod:`.releases`).
 
 Every reader yields ``(split, iterator of Arrow tables)`` whose columns are the config's declared features, so the
 build writes them without a Python object per row: the corpus configs pass Parquet record batches through
@@ -317,8 +318,12 @@ def _task_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterato
 
 
 def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterator[tuple[str, Iterator[pa.Table]]]:
-    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come, ``sciprobe.build``)."""
-    source = Path(source)
+    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come, ``sciprobe.build``).
+    ``source`` may hold any published release variant: it is read through its Parquet-layout folder
+    (:func:`.releases.resolve`)."""
+    from sciprobe.benchmarks.prescience.releases import resolve
+
+    source = resolve(Path(source), options).folder
     if config == "papers":
         for split, name in CORPUS_FILES.items():
             yield split, paper_tables(_file(source, name))
