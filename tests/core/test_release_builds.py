@@ -35,8 +35,10 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str 
         if not folder.exists():
             if repo_id.startswith("InternScience/"):
                 shutil.copytree(sgi / repo_id.split("/")[1], folder)
-            elif repo_id == "allenai/prescience":
-                shutil.copytree(get_benchmark("prescience").sample_source, folder)
+            elif repo_id == "allenai/prescience":  # the v1 layout of prepare_for_upload.py@47384ed (no topics)
+                from prescience_release_support import write_paper_parquet
+
+                write_paper_parquet(folder)
             else:
                 shutil.copytree(get_benchmark("scitaste").sample_source, folder)
         return str(folder)
