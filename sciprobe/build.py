@@ -25,7 +25,7 @@ from typing import Any
 
 from sciprobe import __version__
 from sciprobe.cutoffs import CutoffReport, after_cutoff_mask, parsed_date_column
-from sciprobe.declaration import Benchmark, ReleaseCheck
+from sciprobe.declaration import Benchmark
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import shown
 
@@ -262,15 +262,6 @@ class BuildReport:
         return {k: v for k, v in self.__dict__.items() if k != "out_dir"}
 
 
-def release_check_of(benchmark: Benchmark, source: Path, options: dict[str, Any]) -> ReleaseCheck | None:
-    """The benchmark's own account of the release in ``source`` (None when it declares no ``release_check``)."""
-    if benchmark.release_check is None:
-        return None
-    from sciprobe.lazy import resolve
-
-    return resolve(benchmark.release_check)(Path(source), options)
-
-
 def is_sample_source(benchmark: Benchmark, source: Path) -> bool:
     """True when ``source`` is the benchmark's bundled sample: that folder, or a copy of its files (same checksums)."""
     if benchmark.sample_source is None:
@@ -326,7 +317,7 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
     """Write the hub layout of ``benchmark`` built from ``source`` into ``out_dir`` (atomically)."""
     import datasets
 
-    from sciprobe.data.doctor import missing_files, paper_count_comparison
+    from sciprobe.data.doctor import missing_files, paper_count_comparison, release_check_of
 
     source, out_dir = Path(source), Path(out_dir)
     names = configs or list(benchmark.configs)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from sciprobe.declaration import Benchmark, ReleaseFile, ReleaseLayout
+from sciprobe.declaration import Benchmark, ReleaseCheck, ReleaseFile, ReleaseLayout
 from sciprobe.errors import SciprobeError
 from sciprobe.release_files import json_records, parse_json, shown
 
@@ -276,11 +276,18 @@ def doctor(benchmark: Benchmark, folder: Path, source_label: str = "") -> Doctor
     return report
 
 
+def release_check_of(benchmark: Benchmark, source: Path, options: dict[str, Any]) -> ReleaseCheck | None:
+    """The benchmark's own account of the release in ``source`` (None when it declares no ``release_check``)."""
+    if benchmark.release_check is None:
+        return None
+    from sciprobe.lazy import resolve
+
+    return resolve(benchmark.release_check)(Path(source), options)
+
+
 def release_notes(benchmark: Benchmark, folder: Path, report: DoctorReport) -> set[str]:
     """The release variant and the configs it cannot give (noted, not counted: a release without topic labels is
     a published variant, not a damaged one); the names of those configs."""
-    from sciprobe.build import release_check_of
-
     try:
         release = release_check_of(benchmark, folder, dict(benchmark.source_options))
     except SciprobeError as exc:

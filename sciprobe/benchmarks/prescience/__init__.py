@@ -40,7 +40,7 @@ CITATION = """
 """
 
 
-#: Where the corpus count is stated: the release card of HF allenai/prescience (= upstream prepare_for_upload.py's log).
+#: Where the corpus count is stated: the card of HF allenai/prescience (upstream prepare_for_upload.py logs the same).
 RELEASE_CARD = "allenai/prescience card (test corpus: 464,942 papers; spec prescience.md §1.2)"
 
 

@@ -78,6 +78,12 @@ def domains(source: Path) -> list[str]:
         if Path(source).is_dir() else []
 
 
+def is_release(source: Path) -> bool:
+    """``source`` holds the split corpora of some published layout."""
+    source = Path(source)
+    return all((source / f"{s}.parquet").is_file() for s in SPLITS) or bool(domains(source))
+
+
 def variant_of(source: Path) -> str:
     source = Path(source)
     if all((source / f"{s}.parquet").is_file() for s in SPLITS):
