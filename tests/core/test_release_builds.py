@@ -167,7 +167,7 @@ def test_prescience_sample_is_the_exact_release_schema() -> None:
         assert set(first) == {"key", value} and isinstance(first[value], list)
 
 
-# ---------------------------------------------------------------- IDRBench: the README line, as printed, on a git checkout
+# ---------------------------------------------------------------- IDRBench: the README line, as printed, on a checkout
 PINNED_IDRBENCH = "aa621e46dc5f1d85e6b20952c2acee3a59c44e65"
 
 

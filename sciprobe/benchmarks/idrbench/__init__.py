@@ -258,6 +258,22 @@ CARD_SECTIONS = {
         "(`is_fewshot_example`). Decision: they stay in the scored set, as in the paper; filter on the flag to "
         "exclude them. The `fewshot` split holds them in prompt order; the third I3 example pairs side b of "
         "Set-1 negatives `neg-d21-554` and `neg-d21-518`.",
+        "- **Release layout (issue 25)**: the files the pinned `tasks.py` (irllm-framework@aa621e4) reads: "
+        "`data_exp_1.json` (`ipi`), `data_exp_2_1.json` (`i3_set1`), `data_exp_2_2.json` (`i3_set2`), "
+        "`data_exp_3_1.json` (`i2r`), `data_exp_3_2.json` (`i2r_level2`), `data_exp_4_1.json` "
+        "(`idea_generation`). The part files of older commits (`data_exp_3_{1,2}_part_<n>.json`) are read in part "
+        "order when the single file is absent, as `recommend_task` accepts them. `data_exp_2_3.json` (commit "
+        "5195b17, deleted before the pin) is the historical variant `i3_set2_5195b17`. A file the source lacks "
+        "is named in one line and its config skipped; asked for with `--config`, it is an error. "
+        "`sciprobe doctor` checks a folder or checkout against these files, their columns and the declared counts.",
+        "- **Declared counts** are those of the release at the pin (spec idrbench.md §2-3: 1,120 / 1,120 / 253 / "
+        "188 / 300); the v3 paper gives only totals (335 positives, 1,014 annotated papers), which the v1 files do "
+        "not reproduce. `i3_set2` (`data_exp_2_2.json`, rewritten in af50f64) has no declared count: its content "
+        "was not available when the count was declared.",
+        "- **`idea_generation`** (paper §5.3, Table 19) is packaged as data only: each row is the (side b, side c) "
+        "pair upstream's `generate_task` asks a model to write an interdisciplinary abstract for (negatives keep "
+        "their P_A id and are keyed `<P_A>-neg-<k>`). No scored task is declared yet: upstream's evaluation code at "
+        "the pin is silent on generation, and the paper scores it by human ratings (Correctness, Clarity, 1-5).",
         "- **Version**: the v1 files (120 positives, 1:8.3) do not reproduce the v3 paper's Table 2 (335 "
         "positives); every build and result records the version and the source fingerprint.",
     ]),
