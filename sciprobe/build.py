@@ -397,8 +397,9 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
             where = ", ".join(f"{benchmark.name}:{n}" for n in names)
             raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in {where}" if cutoff else
                                 f"the release in {report.source} has no items for {where}")
-        report.paper_counts = paper_count_comparison(
-            benchmark, {n: {s: c["n_items_before"] for s, c in split_counts[n].items()} for n in infos})
+        if not report.sample:  # the invented sample is small by design: nothing to compare
+            report.paper_counts = paper_count_comparison(
+                benchmark, {n: {s: c["n_items_before"] for s, c in split_counts[n].items()} for n in infos})
         report.cutoff["counts"] = {n: {**CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
                                                       report.rows[n].get("test", before[n])).as_dict(),
                                        "splits": split_counts[n]}

@@ -42,3 +42,40 @@ def pinned_layout(shared: Path, out: Path) -> Path:
     write_release_json(out / "data_exp_3_1.json", concatenated(data, "data_exp_3_1_part_*.json"))
     write_release_json(out / "data_exp_3_2.json", concatenated(shared / "level2-5195b17", "data_exp_3_2_part_*.json"))
     return out
+
+
+# ---------------------------------------------------------------- a small fixture in the pinned layout
+
+def _without(record: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != key}
+
+
+def _generation_records(set1: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``data_exp_4_1.json``'s shape (spec idrbench.md §2.4, §3.2): the I3 schema without ``date``; every positive,
+    then two negatives per positive that keep its P_A fields: (its side b, another pair's side c) and (its side c
+    as side b, another pair's side c)."""
+    positives = [_without(r, "date") for r in set1 if r["y_true"]]
+    others = [r for r in set1 if not r["y_true"]]
+    negatives = []
+    for k, pos in enumerate(positives):
+        other = others[k % len(others)]
+        partner = {f"c_{f}": other[f"c_{f}"] for f in ("id", "title", "abstract", "categories", "fields")}
+        negatives.append({**pos, **partner, "y_true": False})
+        as_b = {f"b_{f}": pos[f"c_{f}"] for f in ("id", "title", "abstract", "categories", "fields")}
+        negatives.append({**pos, **as_b, **partner, "y_true": False})
+    return positives + negatives
+
+
+def pinned_fixture(sample: Path, out: Path) -> Path:
+    """``out`` laid out as ``irllm-framework@aa621e4`` ``data/`` (the six files its ``tasks.py`` reads, single files
+    written as its ``reformat_data.ipynb`` writes them), filled from the bundled invented sample: Level 2 repeats
+    the Level-1 queries, generation pairs are derived from Set 1 (no upstream data)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("data_exp_1.json", "data_exp_2_1.json", "data_exp_2_2.json"):
+        write_release_json(out / name, json.loads((sample / name).read_text("utf-8")))
+    level1 = concatenated(sample, "data_exp_3_1_part_*.json")
+    write_release_json(out / "data_exp_3_1.json", level1)
+    write_release_json(out / "data_exp_3_2.json", level1)
+    set1 = json.loads((sample / "data_exp_2_1.json").read_text("utf-8"))
+    write_release_json(out / "data_exp_4_1.json", _generation_records(set1))
+    return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sciprobe.benchmarks.idrbench.generation import IDEA_GENERATION
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
 from sciprobe.benchmarks.idrbench.release import PINNED
@@ -195,6 +196,7 @@ I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
 # ---------------------------------------------------------------- tasks
 
 _PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
+_GENERATION = "sciprobe.benchmarks.idrbench.generation:"
 # prompt builders, parsers and the source reader load on their first call (sciprobe.lazy)
 IPI_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:ipi_messages")
 I3_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:i3_messages")
@@ -231,6 +233,17 @@ TASKS = {
     "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, I3_MESSAGES, PARSE_I3,
                                           "IDR idea integration, Set 2 awareness (Macro-F1)",
                                           "i3_fewshot_prompts"),
+    "idea_generation": TaskSpec(
+        name="idea_generation", config="idea_generation",
+        description="IDR idea generation (paper §5.3): write the abstract integrating two sides; a judge panel "
+                    "rates Correctness and Clarity 1-5 (--judge)",
+        metric="idea_rating", score=lazy(_GENERATION + "score_generation"),
+        build_messages=lazy(_GENERATION + "idea_messages"), parse=lazy(_GENERATION + "parse_idea"),
+        runner=IDEA_GENERATION, generation=dict(OFFICIAL_GENERATION), modes=("paper",), headline="correctness",
+        extra_columns=("clarity",), corpus_metrics=(("correctness", True), ("clarity", True), ("parse_rate", True)),
+        record_fields=("pa_id",), breakdowns=(Breakdown("label", "annotated pair (yes) or random pair (no)",
+                                                        lambda row: "yes" if row.get("label") else "no"),),
+        item_scores=lazy(_GENERATION + "generation_items")),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
         metric="ranking", score=score_i2r, parse=PARSE_I2R, runner=SWISS,
@@ -258,6 +271,25 @@ CARD_SECTIONS = {
         "(`is_fewshot_example`). Decision: they stay in the scored set, as in the paper; filter on the flag to "
         "exclude them. The `fewshot` split holds them in prompt order; the third I3 example pairs side b of "
         "Set-1 negatives `neg-d21-554` and `neg-d21-518`.",
+        "- **Release layout (issue 25)**: the files the pinned `tasks.py` (irllm-framework@aa621e4) reads: "
+        "`data_exp_1.json` (`ipi`), `data_exp_2_1.json` (`i3_set1`), `data_exp_2_2.json` (`i3_set2`), "
+        "`data_exp_3_1.json` (`i2r`), `data_exp_3_2.json` (`i2r_level2`), `data_exp_4_1.json` "
+        "(`idea_generation`). The part files of older commits (`data_exp_3_{1,2}_part_<n>.json`) are read in part "
+        "order when the single file is absent, as `recommend_task` accepts them. `data_exp_2_3.json` (commit "
+        "5195b17, deleted before the pin) is the historical variant `i3_set2_5195b17`. A file the source lacks "
+        "is named in one line and its config skipped; asked for with `--config`, it is an error. "
+        "`sciprobe doctor` checks a folder or checkout against these files, their columns and the declared counts.",
+        "- **Declared counts** are those of the release at the pin (spec idrbench.md §2-3: 1,120 / 1,120 / 253 / "
+        "188 / 300); the v3 paper gives only totals (335 positives, 1,014 annotated papers), which the v1 files do "
+        "not reproduce. `i3_set2` (`data_exp_2_2.json`, rewritten in af50f64) has no declared count: its content "
+        "was not available when the count was declared.",
+        "- **`idea_generation`** (paper §5.3, Table 19): each row is the (side b, side c) pair upstream's "
+        "`generate_task` asks a model to write an interdisciplinary abstract for (negatives keep their P_A id and "
+        "are keyed `<P_A>-neg-<k>`). The task's prompt and answer follow upstream's `generate_task` at the pin "
+        "(the sides first, then the instruction; `Your abstract: ... Confidence score: N`, read with upstream's "
+        "pattern; sciprobe's own wording). Its scoring follows the paper, since upstream's evaluation code is "
+        "silent on generation: the paper's experts rate Correctness and Clarity from 1 to 5; here a judge panel "
+        "(`--judge`) gives those ratings, which are not comparable with the paper's human ones.",
         "- **Version**: the v1 files (120 positives, 1:8.3) do not reproduce the v3 paper's Table 2 (335 "
         "positives); every build and result records the version and the source fingerprint.",
     ]),

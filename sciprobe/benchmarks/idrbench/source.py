@@ -139,7 +139,8 @@ def _flatten(value: Any, where: str, key: str) -> list[str]:
 def _records(path: Path) -> list[tuple[str, dict]]:
     if not path.is_file():
         config = next((c for c, name in FILES.items() if name == path.name), None)
-        raise SciprobeError(f"missing IDRBench source file {path}" + (f", needed by config {config}" if config else ""))
+        needed = f", needed by config {config}" if config else ""
+        raise SciprobeError(f"missing IDRBench source file {path}{needed}")
     return json_records(path)
 
 
