@@ -64,6 +64,24 @@ def test_a_folder_holding_no_release_is_named(tmp_path: Path) -> None:
         resolve(tmp_path / "empty")
 
 
+def _rewrite_gz(path: Path, change) -> None:
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    change(data["data"])
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+
+def test_two_domain_targets_outside_this_benchmarks_windows_are_counted(tmp_path: Path) -> None:
+    """The archive's own windows (Aug 2024 - Jul 2026) are not this paper version's: the build says how many of
+    its targets the task configs cannot place."""
+    archive = write_two_domain(tmp_path / "archive")
+    assert "0 of 48 targets fall outside them" in " ".join(resolve(archive).notes)
+
+    def move_a_target_to_2026(papers: list[dict]) -> None:
+        next(p for p in papers if "target" in p["roles"])["date"] = "2026-03-02"
+    _rewrite_gz(archive / "prescience-ai" / "test" / "all_papers.json.gz", move_a_target_to_2026)
+    assert "1 of 48 targets fall outside them" in " ".join(resolve(archive).notes)
+
+
 def test_two_domain_papers_are_the_archive_records(tmp_path: Path) -> None:
     archive = write_two_domain(tmp_path / "archive")
     release = resolve(archive)
@@ -76,10 +94,6 @@ def test_two_domain_papers_are_the_archive_records(tmp_path: Path) -> None:
         resolve(archive, {"domain": "cs"})
 
 
-def _rewrite_gz(path: Path, change) -> None:
-    data = json.loads(gzip.decompress(path.read_bytes()))
-    change(data["data"])
-    path.write_bytes(gzip.compress(json.dumps(data).encode()))
 
 
 def test_doctor_names_each_planted_difference_of_a_two_domain_archive(tmp_path: Path, capsys) -> None:
