@@ -96,6 +96,10 @@ def test_prescience_v1_says_it_has_no_topic_labels(hub, capsys) -> None:
         assert not (folder / config).exists() and config not in info["rows"]
     assert "topic_labels*.jsonl" in out  # how to supply them
     assert {"collaborator_prediction", "contribution_generation", "author_disambiguation"} <= set(info["rows"])
+    # evaluating a topic task on this build says why it is not there
+    assert main(["evaluate", "prescience:topic_trends", "--data", str(folder), "--model", "local/smollm2",
+                 "--dry-run"]) == 2
+    assert f"has no config 'topic_trends': {NO_TOPICS}" in capsys.readouterr().err
 
 
 def test_prescience_seven_task_release_builds_the_topic_tasks(hub, capsys) -> None:
