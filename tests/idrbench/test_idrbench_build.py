@@ -71,8 +71,7 @@ def test_raw_whitespace_option_keeps_release_text(idrbench_release, tmp_path):
 def test_sample_builds_every_config(tmp_path):
     report = build_benchmark(IDR, IDR.sample_source, tmp_path / "sample")
     # the sample holds the files of the pinned layout's scored configs; the others are skipped, each named
-    assert report.missing_files == {"i3_set2_5195b17": ["data_exp_2_3.json"], "i2r_level2": ["data_exp_3_2.json"],
-                                    "idea_generation": ["data_exp_4_1.json"]}
+    assert report.missing_files == {"i3_set2_5195b17": ["data_exp_2_3.json"], "i2r_level2": ["data_exp_3_2.json"]}
     for config in report.rows:
         dd = datasets.load_dataset(str(tmp_path / "sample"), config)
         assert dd["test"].num_rows > 0
