@@ -209,6 +209,19 @@ def _with_labels(table: pa.Table, labels: Mapping[str, list[str]]) -> pa.Table:
     return table.append_column("topics", column)
 
 
+def _label_file(source: Path, out: Path, labels: Mapping[str, list[str]], batch_rows: int = 8192) -> None:
+    """One corpus file with the labels attached, a batch at a time (a release corpus is ~465K papers)."""
+    writer = None
+    try:
+        for batch in pq.ParquetFile(source).iter_batches(batch_size=batch_rows, use_threads=False):
+            table = _with_labels(pa.Table.from_batches([batch]), labels)
+            writer = writer or pq.ParquetWriter(out, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
 def labelled_folder(folder: Path, label_files: list[Path]) -> Path:
     """A copy of a Parquet release with the supplied topic labels attached (made once per set of checksums)."""
     from sciprobe.paths import sciprobe_home
@@ -220,8 +233,7 @@ def labelled_folder(folder: Path, label_files: list[Path]) -> Path:
         staging = out.with_name(out.name + ".partial")
         staging.mkdir(parents=True, exist_ok=True)
         for split in SPLITS:
-            pq.write_table(_with_labels(pq.read_table(folder / f"{split}.parquet"), labels),
-                           staging / f"{split}.parquet")
+            _label_file(folder / f"{split}.parquet", staging / f"{split}.parquet", labels)
         for name in ("author_publications.jsonl", "author_disambiguation.jsonl"):
             if (folder / name).is_file():
                 (staging / name).write_bytes((folder / name).read_bytes())
