@@ -66,10 +66,12 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _run(command: str, capsys: pytest.CaptureFixture) -> str:
+    """The command's printed lines, stdout then stderr (warnings)."""
     argv = shlex.split(command)
     assert argv[0] == "sciprobe"
     assert main(argv[1:]) == 0, command
-    return capsys.readouterr().out
+    printed = capsys.readouterr()
+    return printed.out + printed.err
 
 
 def _out_dir(command: str) -> Path:
@@ -138,5 +140,8 @@ def test_sgibench_and_scitaste_commands_run_as_printed(hub, capsys) -> None:
                                                         ("SGI-DeepResearch", "SGI-IdeaGeneration",
                                                          "SGI-DryExperiment", "SGI-WetExperiment", "SGI-Reasoning")}
     assert "experimental_reasoning: test 3" in out
+    assert "warning: sgibench:wet_experiment test has 2 rows, declared 68" in out
+    card = (_out_dir(commands["SGI-Bench"]) / "README.md").read_text()
+    assert "## Declared counts" in card and "| `deep_research` | test | 318 | 3 | **no** |" in card
     _run(commands["SciTaste-Bench"], capsys)
     assert (_out_dir(commands["SciTaste-Bench"]) / "sciprobe_build.json").is_file()
