@@ -59,6 +59,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
     "baselines": ("sciprobe.run.baselines", "score a benchmark's reference baselines (no model)"),
     "compare": ("sciprobe.results.compare", "paired comparison of two results files (difference, interval, test)"),
     "report": ("sciprobe.results.html_report", "static HTML report of results files (figures, CIs, breakdowns)"),
+    "doctor": ("sciprobe.data.doctor", "check release files against a benchmark's declared files, columns, "
+                                       "types and paper counts, without building"),
     "paper": ("sciprobe.results.published",
               "the numbers a benchmark's paper reports, with task, metric, setting and source"),
 }
@@ -379,6 +381,16 @@ def _cmd_build(args: argparse.Namespace) -> int:
                  if counts["cutoff"] else ""))
     for config in report.skipped:
         print(f"{benchmark.name}:{config}: skipped, the cutoff leaves no items")
+    for note in report.release.get("notes", []):
+        print(f"{benchmark.name}: {note}")
+    for config, reason in report.release.get("unavailable", {}).items():
+        print(f"{benchmark.name}:{config}: {reason}")
+    for config, files in report.missing_files.items():
+        print(f"{benchmark.name}:{config}: skipped, the source has no {', '.join(files)}")
+    from sciprobe.data.doctor import comparison_warnings
+
+    for line in comparison_warnings(benchmark, report.paper_counts):
+        print(line, file=sys.stderr)
     print(f"wrote {report.out_dir}")
     return 0
 

@@ -161,6 +161,10 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     else:
         location, local = sample_dataset_dir(benchmark, sample_options), True
     target = str(location)
+    if local:  # a config the build could not give says why (e.g. a release without topic labels)
+        reason = read_build_info(Path(location)).get("release", {}).get("unavailable", {}).get(task.config)
+        if reason:
+            raise SciprobeError(f"{target} has no config {task.config!r}: {reason}")
     try:
         dd = _load(target, task.config, local, revision)
     except ValueError as exc:
