@@ -40,6 +40,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe compare A.json B.json                              # paired difference, interval and test per task
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
+  sciprobe judge-check A.json B.json --judge SPEC [--human ratings.csv]   # does another judge agree?
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
@@ -60,6 +61,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
     "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
     "paper": ("sciprobe.published", "the numbers a benchmark's paper reports, with task, metric, setting and source"),
+    "judge-check": ("sciprobe.judge_check", "re-judge a judged run's stored responses with another judge: agreement, "
+                    "ranking change, position-swap consistency"),
 }
 
 
@@ -281,7 +284,7 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
          _configure_import_upstream),
         ("demo", "evaluate the bundled model on the bundled samples (offline)", _configure_demo),
         ("lighteval", "lighteval's CLI, offline (only --custom-tasks modules load)", _configure_lighteval),
-        *((name, help_text, lazy(f"{module}:configure_{name}_parser"))
+        *((name, help_text, lazy(f"{module}:configure_{_identifier(name)}_parser"))
           for name, (module, help_text) in MODULE_COMMANDS.items()),
         ("sandbox", "the sandbox for model-written code", _configure_sandbox),
         ("new-benchmark", "scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
@@ -609,6 +612,11 @@ COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score,
             "new-benchmark": _cmd_new_benchmark, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
 
 
+def _identifier(command: str) -> str:
+    """A command's name as its module's functions spell it (``judge-check`` -> ``judge_check``)."""
+    return command.replace("-", "_")
+
+
 def _handler(command: str) -> Any:
     """The function that runs ``command``: a built-in, a module's ``cmd_<name>``, or a benchmark's own command."""
     if command in COMMANDS:
@@ -616,7 +624,7 @@ def _handler(command: str) -> Any:
     if command in MODULE_COMMANDS:
         from sciprobe.lazy import resolve
 
-        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{command}")
+        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{_identifier(command)}")
     return _cmd_benchmark_command
 
 

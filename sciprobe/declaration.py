@@ -94,6 +94,10 @@ class Runner:
     #: True when :meth:`records_from_predictions` scores a predictions file with no model or judge call (the
     #: leaderboard then scores submissions inline); False: the file is replayed through :meth:`run`
     reads_predictions: ClassVar[bool] = False
+    #: "module:object" of this runner's judge check (a :class:`sciprobe.judge_check.JudgeCheck`): each stored
+    #: judge's item scores from the run's records, and how another judge re-judges the same responses
+    #: (``sciprobe judge-check``); None: the task has no judge to check
+    judge_check: ClassVar[str | None] = None
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
         raise NotImplementedError

@@ -42,7 +42,8 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def _lacer_scores(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def lacer_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{judge: {item id: LACER score}}`` from ``lacer_official`` (a judge that gave no score is left out)."""
     out: dict[str, dict[str, float]] = {}
     for record in records:
         per_judge = _maybe_json(record.get("lacer_official"))
@@ -57,7 +58,8 @@ def _lacer_scores(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, f
     return out
 
 
-def _idea_votes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+def idea_votes_from_records(records: Sequence[Mapping[str, Any]]
+                            ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
     """(share of votes the generated idea won per judge and item, each judge's final verdict per
     ``item|swapped|dimension`` as ``"generated"``/``"reference"``)."""
     shares: dict[str, dict[str, float]] = {}
@@ -91,9 +93,9 @@ def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str,
     Returns ``{"source": "lacer_official" | "sgi_idea_votes", "scale": str, "judges": {judge: {item: score}}}``
     (plus ``"verdicts"`` for SGI votes: ``{judge: {"item|swapped|dimension": "generated" | "reference"}}``)."""
     if any("lacer_official" in r for r in records):
-        table, source, scale, extra = _lacer_scores(records), "lacer_official", "LACER score (0-10)", {}
+        table, source, scale, extra = lacer_scores_from_records(records), "lacer_official", "LACER score (0-10)", {}
     elif any("judge_calls" in r for r in records):
-        table, verdicts = _idea_votes(records)
+        table, verdicts = idea_votes_from_records(records)
         source, scale = "sgi_idea_votes", "share of votes won by the generated idea (0-1)"
         extra = {"verdicts": verdicts}
     else:
@@ -230,5 +232,5 @@ def agreement_plot(judge_scores: Mapping[str, Any] | None, title: str = "Judge a
     return fig
 
 
-__all__ = ["PROVENANCE_KEY", "agreement_matrix", "agreement_plot", "agreement_table", "judge_scores_from_details",
-           "judge_scores_from_records", "panels"]
+__all__ = ["PROVENANCE_KEY", "agreement_matrix", "agreement_plot", "agreement_table", "idea_votes_from_records",
+           "judge_scores_from_details", "judge_scores_from_records", "lacer_scores_from_records", "panels"]
