@@ -94,7 +94,7 @@ def load_task_runs(paths: Sequence[Path | str], task: str | None = None) -> list
             check = _task_check(key)
             if check is None:
                 continue
-            runs.append(TaskRun(results.model_name, key, _details_records(Path(path), entry.get("details")),
+            runs.append(TaskRun(results.model_id, key, _details_records(Path(path), entry.get("details")),
                                 dict(entry.get("provenance") or {}), check))
     if not runs:
         raise SciprobeError("no judged task with a judge check in these results (LACER: prescience:"

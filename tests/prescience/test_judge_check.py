@@ -126,8 +126,8 @@ def test_two_stub_judges_reproduce_kappa_and_tau_b_with_human_file(judged_runs, 
     [report] = json.loads(capsys.readouterr().out)
     assert (report["original_judge"], report["new_judge"]) == ("openai/judge-a", "openai/judge-b")
     assert report["scores"]["n"] == len(a)
-    assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score([str(x) for x in a],
-                                                                                       [str(y) for y in b]))
+    labels_a, labels_b = [int(x) for x in a], [int(y) for y in b]  # LACER's whole-number scale: each a category
+    assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(labels_a, labels_b))
     assert report["scores"]["kendall_tau_b"]["value"] == pytest.approx(kendalltau(a, b, variant="b").statistic)
     assert report["scores"]["pearson"]["value"] == pytest.approx(pearsonr(a, b).statistic)
     assert report["scores"]["spearman"]["value"] == pytest.approx(spearmanr(a, b).statistic)
