@@ -1,0 +1,61 @@
+"""The SGI-Bench idea panel's judge check (``sciprobe judge-check`` on ``sgibench:idea_generation``).
+
+The panel's judges vote pairwise, twice per item (the reference idea as A, then swapped), on each dimension. A
+judge's item score is the share of its votes the generated idea won; its labels are its final verdicts per
+``item|swapped|dimension`` (both read by :func:`sciprobe.leaderboard.agreement.idea_votes_from_records`, the
+reader the leaderboard uses); its position-swap pairs are the two verdicts of one item and dimension. The other
+judge is asked the same two questions per stored idea, with the run's judge parameters and attempts, through
+the run's own vote collector (the records keep each item's row, so no data is needed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sciprobe.judge_check import JudgeView
+
+
+def _maybe_json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) and value[:1] in "{[" else value
+
+
+def _views(records: Sequence[Mapping[str, Any]]) -> list[JudgeView]:
+    from sciprobe.leaderboard.agreement import idea_votes_from_records
+
+    shares, verdicts = idea_votes_from_records(records)
+    views = []
+    for judge in sorted(shares):
+        labels = verdicts.get(judge, {})
+        swaps: dict[str, dict[str, str | None]] = {}
+        for key, winner in labels.items():
+            item, swapped, dim = key.rsplit("|", 2)
+            swaps.setdefault(f"{item}|{dim}", {"original": None, "swapped": None})[
+                "swapped" if swapped == "1" else "original"] = winner
+        views.append(JudgeView(judge, dict(shares[judge]), dict(labels), swaps))
+    return views
+
+
+class IdeaPanelCheck:
+    scale = "share of pairwise votes won by the generated idea (0-1)"
+
+    def original(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any]) -> list[JudgeView]:
+        return _views(records)
+
+    def rejudge(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any], client: Any,
+                options: Mapping[str, Any]) -> JudgeView:
+        from sciprobe.benchmarks.sgibench.idea_runner import DEFAULT_ATTEMPTS, collect_panel_votes
+
+        rows = [_maybe_json(r.get("row")) or {} for r in records]
+        responses = [r.get("response") if r.get("error") is None else None for r in records]
+        _, logs, _ = collect_panel_votes(rows, responses, [(client.model_id, client)],
+                                         params=provenance.get("judge_params"),
+                                         max_attempts=int(provenance.get("judge_attempts") or DEFAULT_ATTEMPTS))
+        judged = [{"id": r.get("id"), "judge_calls": log} for r, log in zip(records, logs)]
+        view = next((v for v in _views(judged) if v.judge == client.model_id), JudgeView(client.model_id, {}))
+        view.n_failed = sum(1 for log in logs for call in log if call.get("verdict") is None)
+        return view
+
+
+IDEA_PANEL_CHECK = IdeaPanelCheck()

@@ -1,0 +1,61 @@
+"""`sciprobe judge-check` on the SGI idea panel (pairwise, position-swapped): a stored judge that always prefers
+the generated idea against a re-judge that always votes for Hypothesis A (pure position bias). Expected: the
+stored judge is swap-consistent (1.0), the biased one never (0.0); they agree on the half of the votes where the
+generated idea is A, so Cohen's kappa is computed here with sklearn from those labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from sciprobe.scoring.sgi.idea import JUDGE_DIMENSIONS
+
+IDEA = {"Idea": "GENERATED: a learned denoiser feeds a robust estimator. " * 6,
+        "ImplementationSteps": {"1": "Collect data.", "2": "Train."}, "ImplementationOrder": ["1-2"],
+        "Dataset": "Synthetic traces.", "EvaluationMetrics": {"SNR": "signal-to-noise"}, "ExpectedOutcome": "SNR."}
+
+
+def _reply(body: dict) -> str:
+    text = body["messages"][-1]["content"]
+    if "##Hypothesis A:" not in text:
+        return "```json\n" + json.dumps(IDEA) + "\n```"
+    generated_is_a = "GENERATED" in text.split("##Hypothesis A:")[1].split("##Hypothesis B:")[0]
+    winner = "A" if body["model"] == "judge-biased" or generated_is_a else "B"
+    return "\n".join(f"{d.capitalize()}: [Win {winner}] because." for d in JUDGE_DIMENSIONS)
+
+
+def test_idea_panel_swap_consistency_and_kappa(tmp_path: Path, capsys) -> None:
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
+    from sciprobe.build import build_benchmark
+    from sciprobe.cli import main
+    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.llm.stub_server import StubServer
+
+    source = write_synthetic_source(tmp_path / "source", n=3)
+    build_benchmark(get_benchmark("sgibench"), source, tmp_path / "built", configs=["idea_generation"])
+    with StubServer(reply=_reply) as stub:
+        fair = f"openai/judge-fair,base_url={stub.base_url},api_key=x"
+        evaluate(EvaluationRequest(tasks=["sgibench:idea_generation"], modes=["official"],
+                                   model=f"openai/ideator,base_url={stub.base_url},api_key=x",
+                                   data=str(tmp_path / "built"), output_dir=tmp_path / "runs",
+                                   per_task={"sgibench:idea_generation": {"judges": [fair]}}))
+        results = next((tmp_path / "runs" / "results").rglob("results_*.json"))
+        assert main(["judge-check", str(results), "--judge", f"openai/judge-biased,base_url={stub.base_url},api_key=x",
+                     "--resamples", "50", "--json"]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    assert report["original_judge"] == "openai/judge-fair" and report["new_judge"] == "openai/judge-biased"
+    swaps = report["swap_consistency"]
+    n_votes = 3 * len(JUDGE_DIMENSIONS)
+    assert swaps["original"] == {"n_pairs": n_votes, "n_incomplete": 0, "consistency": 1.0}
+    assert swaps["new"] == {"n_pairs": n_votes, "n_incomplete": 0, "consistency": 0.0}
+    # labels per vote: the fair judge always "generated"; the biased one "generated" only when it is A (swapped)
+    fair_labels = ["generated"] * (2 * n_votes)
+    biased_labels = ["generated" if swapped else "reference" for swapped in (0, 1) for _ in range(n_votes)]
+    assert report["labels"]["n"] == 2 * n_votes
+    assert report["labels"]["identical"] == pytest.approx(0.5)
+    assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(fair_labels, biased_labels))
+    assert report["scores"]["pearson"]["value"] is None  # both judges constant per item: undefined, never 0
