@@ -97,8 +97,8 @@ def load_task_runs(paths: Sequence[Path | str], task: str | None = None) -> list
             runs.append(TaskRun(results.model_id, key, _details_records(Path(path), entry.get("details")),
                                 dict(entry.get("provenance") or {}), check))
     if not runs:
-        raise SciprobeError("no judged task with a judge check in these results (LACER: prescience:"
-                            "contribution_generation)" + (f" matching {task!r}" if task else ""))
+        raise SciprobeError("no judged task with a judge check in these results (prescience:contribution_generation, "
+                            "sgibench:idea_generation, sgibench:deep_research)" + (f" matching {task!r}" if task else ""))
     return runs
 
 
@@ -138,7 +138,8 @@ def check_judges(runs: Sequence[TaskRun], client: Any, options: Mapping[str, Any
         by_task.setdefault(run.task_key, []).append(run)
     reports = []
     for task_key, task_runs in by_task.items():
-        new = [(r.model, r.check.rejudge(r.records, r.provenance, client, options or {})) for r in task_runs]
+        new = [(r.model, r.check.rejudge(r.records, r.provenance, client, {**(options or {}), "task_key": task_key}))
+               for r in task_runs]
         originals: dict[str, list[tuple[str, JudgeView]]] = {}
         for r in task_runs:
             for view in r.check.original(r.records, r.provenance):
@@ -220,6 +221,8 @@ def configure_judge_check_parser(parser: argparse.ArgumentParser) -> None:
                         "and model columns); adds tau_b against people")
     parser.add_argument("--lacer-template", help="the LACER judge prompt the run used (checked by its sha256)")
     parser.add_argument("--upstream-dir", help="upstream checkout holding the official LACER prompt")
+    parser.add_argument("--data", help="the run's dataset (built folder or hub id; default: the bundled sample), "
+                        "for judges whose prompt needs the question (SGI deep-research llm_judge)")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
@@ -239,7 +242,7 @@ def cmd_judge_check(args: argparse.Namespace) -> int:
         human = read_human_ratings(args.human)  # validated before any judge call
     runs = load_task_runs(args.results, args.task)
     client = LLMClient(args.judge, cache=None if args.no_cache else ResponseCache(default_cache_path()))
-    options = {"lacer_template": args.lacer_template, "upstream_dir": args.upstream_dir}
+    options = {"lacer_template": args.lacer_template, "upstream_dir": args.upstream_dir, "data": args.data}
     reports = check_judges(runs, client, options, human=human, settings=settings)
     if args.json:
         json.dump(reports, sys.stdout, indent=2)

@@ -59,3 +59,73 @@ def test_idea_panel_swap_consistency_and_kappa(tmp_path: Path, capsys) -> None:
     assert report["labels"]["identical"] == pytest.approx(0.5)
     assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(fair_labels, biased_labels))
     assert report["scores"]["pearson"]["value"] is None  # both judges constant per item: undefined, never 0
+
+
+# ---------------------------------------------------------------- deep research: the answer-level llm_judge
+def _digest(text: str) -> int:
+    import hashlib
+
+    return int(hashlib.sha256(text.encode()).hexdigest(), 16)
+
+
+def verdict_a(question: str) -> int:
+    return _digest(question) % 2
+
+
+def verdict_b(question: str) -> int:
+    """Judge B: judge A's verdict, flipped on a third of the items."""
+    return verdict_a(question) ^ int(_digest("b" + question) % 3 == 0)
+
+
+def _dr_reply(body: dict) -> str:
+    system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+    text = body["messages"][-1]["content"]
+    if body["model"] == "answerer":
+        return "<answer>7</answer>"  # never an exact match: every item goes to the answer-level judge
+    if "<input_text>" in text:
+        return "7"
+    if "You grade answers" not in system:
+        return '[{"solution_step": "s", "reason": "r", "judge": "correct"}]'  # the step judge
+    verdict = (verdict_b if body["model"] == "judge-b" else verdict_a)(text)
+    return json.dumps({"judge": verdict, "reason": "stub"})
+
+
+def test_deep_research_llm_judge_kappa_against_sklearn(tmp_path: Path, capsys) -> None:
+    import pyarrow.parquet as pq
+
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
+    from sciprobe.build import build_benchmark
+    from sciprobe.cli import main
+    from sciprobe.llm.stub_server import StubServer
+
+    source = write_synthetic_source(tmp_path / "source", n=12)
+    data = tmp_path / "built"
+    build_benchmark(get_benchmark("sgibench"), source, data, configs=["deep_research"])
+    with StubServer(reply=_dr_reply) as stub:
+        spec = "openai/{},base_url=" + stub.base_url + ",api_key=x"
+        assert main(["evaluate", "sgibench:deep_research", "--model", spec.format("answerer"), "--judge",
+                     spec.format("judge-a"), "--data", str(data), "--output-dir", str(tmp_path / "run")]) == 0
+        results = next((tmp_path / "run" / "results").rglob("results_*.json"))
+        capsys.readouterr()
+        assert main(["judge-check", str(results), "--judge", spec.format("judge-b"), "--data", str(data),
+                     "--resamples", "100", "--json"]) == 0
+    [report] = json.loads(capsys.readouterr().out)
+    task = json.loads(results.read_text())["sciprobe"]["tasks"]["sgibench:deep_research|0"]
+    details = pq.read_table(results.parents[2] / task["details"]).to_pylist()
+    stored = [json.loads(json.loads(d["answer_judge_replies"])["openai/judge-a"])["judge"] for d in details]
+    # judge B's verdicts from its rule, on the questions of the same items (read back from the data)
+    from sciprobe.benchmarks.sgibench.judge_check import _rows_by_id
+
+    rows = _rows_by_id(details, {"task_key": "sgibench:deep_research", "data": str(data)})
+    from sciprobe.benchmarks.sgibench.judged_runners import answer_judge_requests
+
+    messages = answer_judge_requests(rows, details, [d["response"] for d in details])
+    expected_b = [verdict_b(m[-1]["content"]) for m in messages]
+    assert stored == [verdict_a(m[-1]["content"]) for m in messages] and stored != expected_b
+    assert report["labels"]["n"] == len(details) == 12
+    assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(stored, expected_b))
+    from scipy.stats import kendalltau
+
+    assert report["scores"]["kendall_tau_b"]["value"] == pytest.approx(
+        kendalltau(stored, expected_b, variant="b").statistic)

@@ -59,3 +59,61 @@ class IdeaPanelCheck:
 
 
 IDEA_PANEL_CHECK = IdeaPanelCheck()
+
+
+# ------------------------------------------------------------------ deep research: the answer-level llm_judge
+def _rows_by_id(records: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The run's rows, by the records' ids, from ``--data`` (the records keep answers, not questions)."""
+    from sciprobe.benchmarks import resolve_task
+    from sciprobe.errors import SciprobeError
+    from sciprobe.task_data import load_task_data
+
+    benchmark, task = resolve_task(str(options["task_key"]).split("|", 1)[0])
+    rows = {str(r["id"]): r for r in load_task_data(benchmark, task, options.get("data")).rows}
+    missing = [str(r.get("id")) for r in records if str(r.get("id")) not in rows]
+    if missing:
+        raise SciprobeError(f"{len(missing)} of the run's items (e.g. {missing[0]!r}) are not in the data "
+                            f"{options.get('data') or 'sample'}: pass the run's own with --data")
+    return [rows[str(r["id"])] for r in records]
+
+
+class AnswerJudgeCheck:
+    """``llm_judge``: a 0/1 verdict on each answer whose exact match is 0 (only those were asked); label = the
+    verdict. Read as the official mode reads it."""
+
+    scale = "answer-level judge verdict (0/1)"
+
+    def original(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any]) -> list[JudgeView]:
+        from sciprobe.benchmarks.sgibench.judged import _decode, judge_ids_of
+        from sciprobe.scoring.sgi.deep_research import parse_answer_verdict
+
+        views = []
+        for judge in judge_ids_of(records):
+            scores = {}
+            for record in records:
+                verdict = parse_answer_verdict(_decode(record.get("answer_judge_replies")).get(judge))
+                if verdict is not None:
+                    scores[str(record["id"])] = float(verdict)
+            views.append(JudgeView(judge, scores, {i: f"{s:g}" for i, s in scores.items()}))
+        return views
+
+    def rejudge(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any], client: Any,
+                options: Mapping[str, Any]) -> JudgeView:
+        from sciprobe.benchmarks.sgibench.judged_runners import JUDGE_PARAMS, answer_judge_requests, ask
+        from sciprobe.scoring.sgi.deep_research import parse_answer_verdict
+
+        rows = _rows_by_id(records, options)
+        responses = [r.get("response") if r.get("error") is None else None for r in records]
+        messages = answer_judge_requests(rows, records, responses)
+        ids = [str(r["id"]) for r in records]
+        texts, _ = ask(client, messages, ids, provenance.get("judge_params") or JUDGE_PARAMS, "judge-check")
+        scores, failed = {}, 0
+        for item, message, text in zip(ids, messages, texts):
+            verdict = parse_answer_verdict(text) if message is not None else None
+            if verdict is not None:
+                scores[item] = float(verdict)
+            failed += message is not None and verdict is None
+        return JudgeView(client.model_id, scores, {i: f"{s:g}" for i, s in scores.items()}, n_failed=failed)
+
+
+ANSWER_JUDGE_CHECK = AnswerJudgeCheck()

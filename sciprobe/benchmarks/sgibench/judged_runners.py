@@ -167,11 +167,10 @@ def _answer_parser(ctx: Any, panel: Sequence[tuple[str, Any]]) -> tuple[str, Any
     return panel[0] if panel else None
 
 
-def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
-                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
-    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
-    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
-    ``answer_judge_replies``. Returns the number of requests."""
+def answer_judge_requests(rows: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]],
+                          responses: Sequence[str | None]) -> list[list[dict[str, Any]] | None]:
+    """The answer-level judge's messages per item (None: not asked, the answer is missing or matches exactly in
+    some mode); also what ``sciprobe judge-check`` asks another judge."""
     from sciprobe.scoring.sgi.deep_research import answer_judge_messages, exact_match_item, extract_answer
 
     messages: list[list[dict[str, Any]] | None] = []
@@ -181,6 +180,15 @@ def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any
             messages.append(None)
             continue
         messages.append(answer_judge_messages(row["question"], reference, extract_answer(resp), parsed))
+    return messages
+
+
+def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
+                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
+    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
+    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
+    ``answer_judge_replies``. Returns the number of requests."""
+    messages = answer_judge_requests(rows, records, responses)
     replies: list[dict[str, str | None]] = [{} for _ in rows]
     failures: list[dict[str, str]] = [{} for _ in rows]
     for judge_id, client in panel:
@@ -342,6 +350,7 @@ class DeepResearchRunner(Runner):
     """``sgibench:deep_research``: one answer per item, then (with judges) the answer parser and step judge."""
 
     name = "sgi_deep_research"
+    judge_check = "sciprobe.benchmarks.sgibench.judge_check:ANSWER_JUDGE_CHECK"
     kind = "judged"
     judge = "optional"
 
