@@ -129,3 +129,65 @@ def test_deep_research_llm_judge_kappa_against_sklearn(tmp_path: Path, capsys) -
 
     assert report["scores"]["kendall_tau_b"]["value"] == pytest.approx(
         kendalltau(stored, expected_b, variant="b").statistic)
+
+
+# ---------------------------------------------------------------- experimental reasoning: reasoning validity
+def rating_a(text: str) -> int:
+    return _digest(text) % 11
+
+
+def rating_b(text: str) -> int:
+    """Judge B: judge A's 0-10 rating, two points lower (floored at 0) on a third of the items."""
+    return max(0, rating_a(text) - 2) if _digest("b" + text) % 3 == 0 else rating_a(text)
+
+
+def _text(body: dict) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else "\n".join(p["text"] for p in content if p["type"] == "text")
+
+
+def _judged(body: dict) -> str:
+    """What the RV judge is asked about, whole (the items' images included: their texts may coincide)."""
+    return json.dumps(body["messages"], sort_keys=True)
+
+
+def _rv_reply(body: dict) -> str:
+    if "Rate how valid the reasoning" not in _text(body):
+        return "The images show it.\nAnswer: A"  # the model
+    return str((rating_b if body["model"] == "judge-b" else rating_a)(_judged(body)))
+
+
+def test_reasoning_validity_tau_b_and_kappa(tmp_path: Path, capsys) -> None:
+    import pyarrow.parquet as pq
+    from scipy.stats import kendalltau
+
+    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
+    from sciprobe.build import build_benchmark
+    from sciprobe.cli import main
+    from sciprobe.llm.stub_server import StubServer
+
+    source = write_synthetic_source(tmp_path / "source", n=12)
+    data = tmp_path / "built"
+    build_benchmark(get_benchmark("sgibench"), source, data, configs=["experimental_reasoning"])
+    with StubServer(reply=_rv_reply) as stub:
+        spec = "openai/{},base_url=" + stub.base_url + ",api_key=x"
+        assert main(["evaluate", "sgibench:experimental_reasoning", "--model", spec.format("answerer"), "--judge",
+                     spec.format("judge-a"), "--data", str(data), "--output-dir", str(tmp_path / "run")]) == 0
+        results = next((tmp_path / "run" / "results").rglob("results_*.json"))
+        capsys.readouterr()
+        assert main(["judge-check", str(results), "--judge", spec.format("judge-b"), "--data", str(data),
+                     "--resamples", "100", "--json"]) == 0
+        asked = [_judged(body) for body in stub.requests if body["model"] == "judge-b"]
+    [report] = json.loads(capsys.readouterr().out)
+    task = json.loads(results.read_text())["sciprobe"]["tasks"]["sgibench:experimental_reasoning|0"]
+    details = pq.read_table(results.parents[2] / task["details"]).to_pylist()
+    stored = [int(json.loads(d["rv_replies"])["openai/judge-a"]) for d in details]
+    # judge B was asked what judge A was asked (only the model differs): both rules on those prompts give the
+    # expected pairs; kappa and tau_b do not depend on the order of the pairs
+    a, b = [rating_a(m) for m in asked], [rating_b(m) for m in asked]
+    assert len(asked) == len(details) == 12 and sorted(stored) == sorted(a)
+    assert len(set(a)) > 1 and a != b  # known, partial disagreement
+    assert report["labels"]["n"] == 12
+    assert report["labels"]["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(a, b))
+    assert report["scores"]["kendall_tau_b"]["value"] == pytest.approx(kendalltau(a, b, variant="b").statistic)

@@ -117,3 +117,53 @@ class AnswerJudgeCheck:
 
 
 ANSWER_JUDGE_CHECK = AnswerJudgeCheck()
+
+
+# ------------------------------------------------------------------ experimental reasoning: reasoning validity
+class ReasoningValidityCheck:
+    """RV: the judge's 0-10 rating of the reasoning, read as the official mode reads it (item score /10); label =
+    the rating. The judge gets the question as the model saw it (sciprobe's wording) and the item's images."""
+
+    scale = "reasoning validity (0-1)"
+
+    def original(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any]) -> list[JudgeView]:
+        from sciprobe.benchmarks.sgibench.judged import _decode, judge_ids_of
+        from sciprobe.scoring.sgi.reasoning import parse_rv_score
+
+        views = []
+        for judge in judge_ids_of(records):
+            scores = {}
+            for record in records:
+                score = parse_rv_score(_decode(record.get("rv_replies")).get(judge))
+                if score is not None:
+                    scores[str(record["id"])] = score
+            views.append(JudgeView(judge, scores, {i: f"{s:g}" for i, s in scores.items()}))
+        return views
+
+    def rejudge(self, records: Sequence[Mapping[str, Any]], provenance: Mapping[str, Any], client: Any,
+                options: Mapping[str, Any]) -> JudgeView:
+        from sciprobe.benchmarks.sgibench.judged_runners import JUDGE_PARAMS, ask, rv_judge_requests
+        from sciprobe.benchmarks.sgibench.prompts import reasoning_text
+        from sciprobe.errors import SciprobeError
+        from sciprobe.scoring.sgi.reasoning import parse_rv_score
+        from sciprobe.upstream import recorded_prompt_set
+
+        if recorded_prompt_set(provenance) != "sciprobe":
+            # the judge saw the question in upstream's wording: rebuilding it is not done here yet
+            raise SciprobeError(f"{options.get('task_key')}: the run used the {recorded_prompt_set(provenance)!r} "
+                                "prompt set; judge-check re-asks the RV judge only for runs with sciprobe's prompts")
+        rows = _rows_by_id(records, options)
+        responses = [r.get("response") if r.get("error") is None else None for r in records]
+        messages, _ = rv_judge_requests(rows, responses, reasoning_text, client)
+        ids = [str(r["id"]) for r in records]
+        texts, _ = ask(client, messages, ids, provenance.get("judge_params") or JUDGE_PARAMS, "judge-check")
+        scores, failed = {}, 0
+        for item, message, text in zip(ids, messages, texts):
+            score = parse_rv_score(text) if message is not None else None
+            if score is not None:
+                scores[item] = score
+            failed += message is not None and score is None
+        return JudgeView(client.model_id, scores, {i: f"{s:g}" for i, s in scores.items()}, n_failed=failed)
+
+
+RV_CHECK = ReasoningValidityCheck()
