@@ -96,14 +96,26 @@ def parse_human_ratings(text: str, where: str = "<ratings>") -> dict[str, Any]:
     return {"kind": kind, "by_annotator": by_annotator, "has_model": has_model}
 
 
-def _tau(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[float | None, int]:
+def _aligned(ratings: Mapping[str, Any], judge: Mapping[str, float]) -> tuple[list[str], Any, Any]:
+    """(items the judge and some annotator scored, judge scores, annotators x items human scores, NaN = unrated)."""
+    import numpy as np
+
+    items = sorted(set(judge) & {k for scores in ratings["by_annotator"].values() for k in scores})
+    human = np.array([[scores.get(i, np.nan) for i in items] for scores in ratings["by_annotator"].values()], float)
+    return items, np.array([judge[i] for i in items], float), human
+
+
+def _mean_tau(judge: Any, human: Any, index: Any) -> float | None:
+    """Mean over annotators of tau_b(judge, annotator) on the items ``index`` picks (each annotator's own)."""
     import numpy as np
 
     from sciprobe.scoring.judge_agreement import kendall_tau_b
 
-    common = sorted(set(a) & set(b))
-    x, y = np.array([a[i] for i in common], float), np.array([b[i] for i in common], float)
-    return kendall_tau_b(x, y), len(common)
+    taus = []
+    for row in human:
+        rated = index[~np.isnan(row[index])]
+        taus.append(kendall_tau_b(judge[rated], row[rated]))
+    return _mean(taus)
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -111,19 +123,43 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(defined) / len(defined) if defined else None
 
 
-def judge_vs_human(ratings: Mapping[str, Any], judge_scores: Mapping[str, float], several_models: bool
-                   ) -> dict[str, Any]:
-    """tau_b between a judge (``{"model|id": score}``) and each annotator, averaged; and the annotators' own."""
+def _inter_annotator(ratings: Mapping[str, Any]) -> float | None:
+    import numpy as np
+
+    from sciprobe.scoring.judge_agreement import kendall_tau_b
+
+    taus = []
+    for a, b in itertools.combinations(ratings["by_annotator"].values(), 2):
+        common = sorted(set(a) & set(b))
+        taus.append(kendall_tau_b(np.array([a[i] for i in common], float), np.array([b[i] for i in common], float)))
+    return _mean(taus) if taus else None
+
+
+def judge_vs_human(ratings: Mapping[str, Any], judge_scores: Mapping[str, float], several_models: bool,
+                   settings: Any = None) -> dict[str, Any]:
+    """tau_b between a judge (``{"model|id": score}``) and each annotator, averaged, with a percentile bootstrap
+    interval over items; and the annotators' own mean pairwise tau_b."""
+    import numpy as np
+
+    from sciprobe.scoring.bootstrap import BootstrapSettings, interval
+
     if several_models and not ratings["has_model"]:
         raise SciprobeError("several models' runs are checked: the human ratings need a 'model' column "
                             "(item ids repeat across models)")
+    settings = settings or BootstrapSettings()
     # the judge's keys are "model|id"; a file without a model column names the id alone
     judge = dict(judge_scores) if ratings["has_model"] else {k.split("|", 1)[1]: v for k, v in judge_scores.items()}
-    per_annotator, n_items = {}, 0
-    for annotator, scores in ratings["by_annotator"].items():
-        tau, n = _tau(scores, judge)
-        per_annotator[annotator] = tau
-        n_items = max(n_items, n)
-    pairs = [_tau(a, b)[0] for a, b in itertools.combinations(ratings["by_annotator"].values(), 2)]
-    return {"tau_b": _mean(list(per_annotator.values())), "n": n_items, "per_annotator": per_annotator,
-            "inter_annotator_tau_b": _mean(pairs) if pairs else None, "kind": ratings["kind"]}
+    items, judge_values, human = _aligned(ratings, judge)
+    everything = np.arange(len(items))
+    value = _mean_tau(judge_values, human, everything) if items else None
+    low = high = None
+    if len(items) >= 2:
+        rng = np.random.default_rng(settings.seed)
+        draws = (_mean_tau(judge_values, human, rng.integers(0, len(items), len(items)))
+                 for _ in range(settings.n_resamples))
+        samples = np.array([np.nan if tau is None else tau for tau in draws], float)
+        low, high, _ = interval(samples, settings.confidence)
+    per_annotator = {name: _mean_tau(judge_values, human[k:k + 1], everything) if items else None
+                     for k, name in enumerate(ratings["by_annotator"])}
+    return {"tau_b": value, "ci95_low": low, "ci95_high": high, "n": len(items), "per_annotator": per_annotator,
+            "inter_annotator_tau_b": _inter_annotator(ratings), "kind": ratings["kind"]}

@@ -161,8 +161,9 @@ def check_judges(runs: Sequence[TaskRun], client: Any, options: Mapping[str, Any
             if human is not None:
                 from sciprobe.human_ratings import judge_vs_human
 
-                report["human"] = {"original": judge_vs_human(human, old.scores, len(task_runs) > 1),
-                                   "new": judge_vs_human(human, new_pooled.scores, len(task_runs) > 1)}
+                several = len(task_runs) > 1
+                report["human"] = {"original": judge_vs_human(human, old.scores, several, settings),
+                                   "new": judge_vs_human(human, new_pooled.scores, several, settings)}
             reports.append(report)
     return reports
 
@@ -203,7 +204,8 @@ def format_check(report: Mapping[str, Any]) -> str:
         lines.append(f"  position-swap consistency ({side}): {_number(cell['consistency'])} over "
                      f"{cell['n_pairs']} vote pairs")
     for side, cell in (report.get("human") or {}).items():
-        lines.append(f"  vs people ({side} judge): tau_b {_number(cell['tau_b'])} over {cell['n']} items"
+        tau = _stat({**cell, "value": cell["tau_b"]})
+        lines.append(f"  vs people ({side} judge): tau_b {tau} over {cell['n']} items"
                      + (f"; annotators among themselves {_number(cell['inter_annotator_tau_b'])}"
                         if cell.get("inter_annotator_tau_b") is not None else ""))
     return "\n".join(lines)

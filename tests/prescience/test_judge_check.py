@@ -151,6 +151,7 @@ def test_two_stub_judges_reproduce_kappa_and_tau_b_with_human_file(judged_runs, 
     expected = kendalltau([stored_a[k] for k in keys], [human_scores[k] for k in keys], variant="b").statistic
     assert report["human"]["original"]["tau_b"] == pytest.approx(expected)
     assert report["human"]["original"]["n"] == len(keys)
+    assert report["human"]["original"]["ci95_low"] <= expected <= report["human"]["original"]["ci95_high"]
 
     # the text form, and a second check answered from the response cache: no new call to judge B
     assert main(argv[:-1]) == 0
@@ -208,3 +209,24 @@ def test_agreement_statistics_edge_cases() -> None:
                               "j|novelty": {"original": "generated", "swapped": "generated"},
                               "k|novelty": {"original": None, "swapped": "generated"}})
     assert (swaps["consistency"], swaps["n_pairs"], swaps["n_incomplete"]) == (0.5, 2, 1)
+
+
+def test_judge_vs_two_annotators_and_their_own_agreement() -> None:
+    """Ranks from two annotators (1 = best): tau_b of the judge against each, averaged, and between the two, as
+    PreScience B.3 sets LACER's 0.57 beside the annotators' 0.53."""
+    from sciprobe.human_ratings import judge_vs_human
+
+    ratings = parse_human_ratings("id,annotator,rank\n" + "".join(
+        f"{i},{who},{rank}\n" for who, ranks in (("ann1", [1, 2, 3, 4, 5]), ("ann2", [2, 1, 3, 5, 4]))
+        for i, rank in zip("abcde", ranks)))
+    judge = {"m|a": 9.0, "m|b": 7.0, "m|c": 8.0, "m|d": 3.0, "m|e": 3.0}
+    report = judge_vs_human(ratings, judge, several_models=False)
+    scores = [judge[f"m|{i}"] for i in "abcde"]
+    ann1 = kendalltau(scores, [-1, -2, -3, -4, -5], variant="b").statistic
+    ann2 = kendalltau(scores, [-2, -1, -3, -5, -4], variant="b").statistic
+    assert report["per_annotator"] == pytest.approx({"ann1": ann1, "ann2": ann2})
+    assert report["tau_b"] == pytest.approx((ann1 + ann2) / 2)
+    assert report["inter_annotator_tau_b"] == pytest.approx(
+        kendalltau([1, 2, 3, 4, 5], [2, 1, 3, 5, 4], variant="b").statistic)
+    with pytest.raises(SciprobeError, match="'model' column"):
+        judge_vs_human(ratings, judge, several_models=True)
