@@ -71,6 +71,13 @@ def _value(text: str, kind: str, where: str) -> float:
 def parse_human_ratings(text: str, where: str = "<ratings>") -> dict[str, Any]:
     """``{"kind": "score"|"rank", "by_annotator": {annotator: {item key: score}}, "has_model": bool}``; an item
     key is ``model|id`` with a model column, else ``id``."""
+    try:
+        return _parse(text, where)
+    except csv.Error as exc:  # NUL bytes, an unclosed quote, a field over csv's size limit
+        raise SciprobeError(f"{where}: not a readable CSV file ({exc})") from None
+
+
+def _parse(text: str, where: str) -> dict[str, Any]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     kind = _header(reader.fieldnames, where)
     by_annotator: dict[str, dict[str, float]] = {}
@@ -83,8 +90,8 @@ def parse_human_ratings(text: str, where: str = "<ratings>") -> dict[str, Any]:
         if None in row or any(v is None for v in row.values()):
             raise SciprobeError(f"{at}: {len(row)} cells do not match the header's columns")
         item = row["id"].strip()
-        if not item or len(item) > MAX_ID_CHARS or "|" in item:
-            raise SciprobeError(f"{at}: id must be 1-{MAX_ID_CHARS} characters without '|'")
+        if not item or len(item) > MAX_ID_CHARS or "|" in item or not item.isprintable():
+            raise SciprobeError(f"{at}: id must be 1-{MAX_ID_CHARS} printable characters without '|'")
         key = f"{row['model'].strip()}|{item}" if has_model else item
         annotator = (row.get("annotator") or "").strip() or "annotator"
         table = by_annotator.setdefault(annotator, {})

@@ -182,6 +182,9 @@ def test_another_judge_prompt_is_refused(judged_runs, tmp_path: Path, capsys) ->
     ("id,score\n1,2,3\n", "do not match the header"),
     ("id,score\n,2\n", "id must be"),
     ("id,score\n", "no ratings"),
+    ("id,score\na\x00,1\n", "line 2: id must be"),
+    ('id,score\n"a,1\n', "do not match the header"),
+    ("id,score\n" + "a" * 200_000 + ",1\n", "not a readable CSV"),
 ])
 def test_human_file_errors_are_one_line(text: str, message: str) -> None:
     with pytest.raises(SciprobeError) as err:
