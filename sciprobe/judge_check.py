@@ -97,8 +97,10 @@ def load_task_runs(paths: Sequence[Path | str], task: str | None = None) -> list
             runs.append(TaskRun(results.model_id, key, _details_records(Path(path), entry.get("details")),
                                 dict(entry.get("provenance") or {}), check))
     if not runs:
-        raise SciprobeError("no judged task with a judge check in these results (prescience:contribution_generation, "
-                            "sgibench:idea_generation, sgibench:deep_research)" + (f" matching {task!r}" if task else ""))
+        matching = f" matching {task!r}" if task else ""
+        raise SciprobeError(f"no judged task with a judge check in these results{matching} "
+                            "(prescience:contribution_generation, sgibench:idea_generation, deep_research, "
+                            "experimental_reasoning)")
     return runs
 
 
@@ -218,7 +220,8 @@ def configure_judge_check_parser(parser: argparse.ArgumentParser) -> None:
                           "whether the model ranking changes, and position-swap consistency for pairwise judges.")
     parser.add_argument("results", nargs="+", type=Path, help="results JSON files of judged runs (one per model)")
     parser.add_argument("--judge", required=True, help="the other judge's model spec")
-    parser.add_argument("--task", help="only the task keys starting with this (e.g. prescience:contribution_generation)")
+    parser.add_argument("--task", help="only the task keys starting with this "
+                        "(e.g. prescience:contribution_generation)")
     parser.add_argument("--human", type=Path, help="CSV of human ratings: id,score or id,rank (optional annotator "
                         "and model columns); adds tau_b against people")
     parser.add_argument("--lacer-template", help="the LACER judge prompt the run used (checked by its sha256)")
