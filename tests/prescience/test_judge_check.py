@@ -168,6 +168,10 @@ def test_another_judge_prompt_is_refused(judged_runs, tmp_path: Path, capsys) ->
     code = main(["judge-check", str(paths[0]), "--judge", judge_b, "--lacer-template", str(other)])
     err = capsys.readouterr().err
     assert code == 2 and "another LACER prompt" in err and err.count("\n") == 1
+    assert main(["judge-check", str(paths[0]), "--judge", judge_b, "--task", "idrbench"]) == 2
+    assert "no judged task with a judge check in these results matching 'idrbench'" in capsys.readouterr().err
+    assert main(["judge-check", str(paths[0]), "--judge", judge_b, "--human", str(tmp_path / "none.csv")]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
     assert server_b.count == 0
 
 
