@@ -197,9 +197,11 @@ def format_check(report: Mapping[str, Any]) -> str:
              f"seed {scores['bootstrap']['seed']}"]
     if ranking["n_models"] >= 2:
         verdict = "CHANGES" if ranking["changes"] else "unchanged"
+        # PreScience Table 9's correlations are over the models' mean scores, not over items
         lines.append(f"  model ranking {verdict}: {' > '.join(ranking['order_a'])} (stored) vs "
-                     f"{' > '.join(ranking['order_b'])} (re-judged); tau_b over models "
-                     f"{_number(ranking['kendall_tau_b'])}")
+                     f"{' > '.join(ranking['order_b'])} (re-judged)")
+        lines.append(f"  over the {ranking['n_models']} models' means: Pearson {_number(ranking['pearson'])}, "
+                     f"Spearman {_number(ranking['spearman'])}, tau_b {_number(ranking['kendall_tau_b'])}")
     else:
         lines.append("  model ranking: one model only (give several results files to compare rankings)")
     for side, cell in (report.get("swap_consistency") or {}).items():
