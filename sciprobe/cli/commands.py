@@ -40,6 +40,7 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe compare A.json B.json                              # paired difference, interval and test per task
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
+  sciprobe judge-check A.json B.json --judge SPEC [--human ratings.csv]   # does another judge agree?
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
@@ -63,6 +64,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
                                        "types and paper counts, without building"),
     "paper": ("sciprobe.results.published",
               "the numbers a benchmark's paper reports, with task, metric, setting and source"),
+    "judge-check": ("sciprobe.run.judge_check", "re-judge a judged run's stored responses with another judge: "
+                    "agreement, ranking change, position-swap consistency"),
 }
 
 
@@ -292,7 +295,7 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
          _configure_import_upstream),
         ("demo", "evaluate the bundled model on the bundled samples (offline)", _configure_demo),
         ("lighteval", "lighteval's CLI, offline (only --custom-tasks modules load)", _configure_lighteval),
-        *((name, help_text, lazy(f"{module}:configure_{name}_parser"))
+        *((name, help_text, lazy(f"{module}:configure_{_identifier(name)}_parser"))
           for name, (module, help_text) in MODULE_COMMANDS.items()),
         ("sandbox", "the sandbox for model-written code", _configure_sandbox),
         ("new-benchmark", "scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
@@ -438,18 +441,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _context_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    """``--context`` / ``--reference-set`` as per-task options of the tasks that take them (T1 of PreScience)."""
+    """``--context`` / ``--context-seed`` / ``--reference-set`` as per-task options of the tasks that declare them
+    (``TaskSpec.options``); each such task checks the values (``TaskSpec.check_options``) before anything runs."""
     if args.context is None and not args.reference_set:
         return {}
-    from sciprobe.benchmarks.prescience.context_variants import parse_context
+    from sciprobe.core.registry import resolve_task
 
-    spec = parse_context(args.context)  # a bad variant is a one-line error before anything runs
-    if not spec.is_default and args.prompts != "sciprobe":
-        raise SciprobeError(f"--context {args.context} runs with sciprobe's prompts only: upstream's expanded-context "
-                            "templates are not pinned (see the PreScience README)")
-    takers = [t for t in args.tasks if t.split("|")[0] == "prescience:contribution_generation"]
-    if len(takers) != len(args.tasks):
-        raise SciprobeError("--context and --reference-set apply to prescience:contribution_generation only")
     sets = {}
     for item in args.reference_set:
         name, sep, path = item.partition("=")
@@ -457,7 +454,16 @@ def _context_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             raise SciprobeError(f"--reference-set {item!r}: expected NAME=PATH (all=refs_all.jsonl)")
         sets[name] = path
     options = {"context": args.context, "context_seed": args.context_seed, "reference_sets": sets}
-    return {t: dict(options) for t in takers}
+    out = {}
+    for ref in args.tasks:
+        _, task = resolve_task(ref.split("|")[0])
+        if "context" not in task.options:
+            raise SciprobeError(f"--context and --reference-set apply to tasks that take them; {ref} does not "
+                                "(see `sciprobe tasks`)")
+        if task.check_options is not None:
+            task.check_options(options, args.prompts or "sciprobe")
+        out[ref] = dict(options)
+    return out
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
@@ -657,6 +663,11 @@ COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score,
             "new-benchmark": _cmd_new_benchmark, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
 
 
+def _identifier(command: str) -> str:
+    """A command's name as its module's functions spell it (``judge-check`` -> ``judge_check``)."""
+    return command.replace("-", "_")
+
+
 def _handler(command: str) -> Any:
     """The function that runs ``command``: a built-in, a module's ``cmd_<name>``, or a benchmark's own command."""
     if command in COMMANDS:
@@ -664,7 +675,7 @@ def _handler(command: str) -> Any:
     if command in MODULE_COMMANDS:
         from sciprobe.core.lazy import resolve
 
-        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{command}")
+        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{_identifier(command)}")
     return _cmd_benchmark_command
 
 

@@ -94,6 +94,10 @@ class Runner:
     #: True when :meth:`records_from_predictions` scores a predictions file with no model or judge call (the
     #: leaderboard then scores submissions inline); False: the file is replayed through :meth:`run`
     reads_predictions: ClassVar[bool] = False
+    #: "module:object" of this runner's judge check (a :class:`sciprobe.run.judge_check.JudgeCheck`): each stored
+    #: judge's item scores from the run's records, and how another judge re-judges the same responses
+    #: (``sciprobe judge-check``); None: the task has no judge to check
+    judge_check: ClassVar[str | None] = None
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
         raise NotImplementedError
@@ -341,6 +345,11 @@ class TaskSpec:
     score_ranges: tuple[Any, ...] = ()
     # a line for the lighteval task card's docstring and the metric cards (e.g. what a judged metric needs)
     card_note: str = ""
+    # runner options the command line may set for this task (``sciprobe evaluate --context`` sets ``context``,
+    # ``context_seed`` and ``reference_sets``); ``check_options(options, prompt_set)`` refuses bad values in one
+    # line before anything runs
+    options: tuple[str, ...] = ()
+    check_options: Callable[[Mapping[str, Any], str], None] | None = None
 
     @property
     def ranked_mode(self) -> str:

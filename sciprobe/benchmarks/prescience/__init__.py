@@ -293,6 +293,8 @@ TASKS = {
                     "(judge via --judge; upstream's judge prompt, or SCIPROBE_LACER_TEMPLATE), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
         metric="contribution_generation", score_ranges=CONTRIBUTION_RANGES,
+        options=("context", "context_seed", "reference_sets"),
+        check_options=lazy("sciprobe.benchmarks.prescience.context_variants:check_context_options"),
         score=lazy(_CONTRIBUTION + "score_records"),
         build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
         gold=_contribution_gold, runner=CONTRIBUTION,

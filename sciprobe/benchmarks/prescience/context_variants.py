@@ -343,3 +343,13 @@ def summary(contexts: Sequence[TargetContext]) -> dict[str, Any]:
         out["n_citations_unknown"] = sum(1 for m in months if m is None)
         out["n_citations_before_12_months"] = sum(1 for m in months if m is not None and m < CITATION_HORIZON_MONTHS)
     return out
+
+
+def check_context_options(options: Mapping[str, Any], prompt_set: str) -> None:
+    """``TaskSpec.check_options`` of contribution generation: a bad variant, or a non-default context with
+    upstream's prompts (their expanded-context templates are not pinned), is a one-line error before anything
+    runs."""
+    spec = parse_context(options.get("context"), seed=int(options.get("context_seed") or 0))
+    if not spec.is_default and prompt_set != "sciprobe":
+        raise SciprobeError(f"--context {options.get('context')} runs with sciprobe's prompts only: upstream's "
+                            "expanded-context templates are not pinned (see the PreScience README)")

@@ -287,6 +287,7 @@ class ContributionRunner(Runner):
     name = "prescience_contribution"
     kind = "judged"
     judge = "required"
+    judge_check = "sciprobe.benchmarks.prescience.judge_check:LACER_CHECK"
 
     def run(self, ctx: Any) -> list[Any]:
         return run_contribution_task(ctx)
