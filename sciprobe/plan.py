@@ -70,6 +70,15 @@ class Tally:
 
 
 def _prompt_tokens(model: str, messages: Sequence[dict[str, Any]]) -> int:
+    from sciprobe.llm import price_table
+
+    if price_table.priced_here(model):  # an OpenAI-compatible model: counted as litellm would, without it
+        from sciprobe.llm.token_count import chat_prompt_tokens
+
+        try:
+            return chat_prompt_tokens(messages)
+        except (ImportError, OSError, ValueError):  # no tiktoken or no encoding file: 4 characters a token
+            return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
     litellm = import_litellm()
     try:
         return int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))

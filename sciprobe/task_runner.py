@@ -132,8 +132,10 @@ class RunContext:
         return judge
 
     def result(self, records: list[dict], phash: str, n_calls: int, **extra: Any) -> TaskResult:
-        """One result scored in every requested mode."""
-        return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
+        """One result scored in every requested mode; a plan (``dry_run``) scores nothing: its answers are
+        placeholders, and scoring would load what only a real run needs (scikit-learn, models)."""
+        scores = {} if self.dry_run else _score_all(self.task, records, self.modes)
+        return TaskResult(self.ref, self.task.num_fewshot, scores, records,
                           {**self.base, "prompt_hash": phash, "n_calls": n_calls, **extra}, self.task.headline,
                           default_mode=self.modes[0])
 
