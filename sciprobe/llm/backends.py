@@ -655,8 +655,10 @@ class RemoteBackend:
         (:mod:`sciprobe.llm.response_cap`)."""
         import aiohttp
 
-        trust_env = bool(self.litellm.aiohttp_trust_env) or os.environ.get("AIOHTTP_TRUST_ENV", "").lower() in (
-            "1", "true", "yes")
+        # litellm's own switch counts only where litellm is loaded: a direct-HTTP run never imports it for this
+        loaded = self._litellm or sys.modules.get("litellm")
+        trust_env = bool(getattr(loaded, "aiohttp_trust_env", False)) or os.environ.get(
+            "AIOHTTP_TRUST_ENV", "").lower() in ("1", "true", "yes")
         servers = len(self.replicas.replicas)
         connector = aiohttp.TCPConnector(limit=connections * servers, limit_per_host=connections, ttl_dns_cache=300)
         return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env,
