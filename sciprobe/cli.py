@@ -133,6 +133,18 @@ def _configure_build(build: argparse.ArgumentParser) -> None:
     _add_cutoff(build, auto=False)
 
 
+def _mode_list(value: str) -> list[str]:
+    """``--mode a,b`` -> ``["a", "b"]`` (``--mode a --mode b`` appends one list each)."""
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    if not modes:
+        raise argparse.ArgumentTypeError("needs a mode name")
+    return modes
+
+
+def _flat_modes(given: list[list[str]] | None) -> list[str] | None:
+    return list(dict.fromkeys(m for group in given for m in group)) if given else None
+
+
 def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
     evaluate.description = ("Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
                             "OUTPUT_DIR/results and OUTPUT_DIR/details.")
@@ -147,8 +159,9 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                                "classification tasks, never the first N; a sample is labelled as one and never "
                                "ranked or exported")
     evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks; a panel: 'SPEC1;SPEC2'")
-    evaluate.add_argument("--mode", action="append", dest="modes",
-                          help="scoring mode (repeatable; default: every mode of the task)")
+    evaluate.add_argument("--mode", "--modes", action="append", dest="modes", type=_mode_list,
+                          help="scoring mode(s): repeatable or comma-separated (default: every mode of the task); "
+                               "I2R plays one tournament per mode, so one mode costs one tournament")
     evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
     evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
     evaluate.add_argument("--output-dir", default="results",
@@ -394,7 +407,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise SciprobeError("--limit must be at least 1")
     request = EvaluationRequest(tasks=args.tasks, model=args.model, data=args.data, limit=args.limit, cutoff=cutoff,
-                                cutoff_source=source, judge=args.judge, modes=args.modes,
+                                cutoff_source=source, judge=args.judge, modes=_flat_modes(args.modes),
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
