@@ -4,8 +4,9 @@ pyarrow.parquet and json in a bare interpreter (issue 28).
 Command (from the repository root):
     .venv/bin/python bench/evaluate_fixed_cost.py [--repeats 5] [--conditions quiet busy] [--before /work/main]
 
-Each measurement is one fresh process, bytecode cached (PYTHONPYCACHEPREFIX, filled by a warm-up run); its CPU (user + system, the process and its children) comes from
-``getrusage(RUSAGE_CHILDREN)`` around it. Commands, interleaved within each repeat:
+Each measurement is one fresh process, bytecode cached (PYTHONPYCACHEPREFIX, filled by a warm-up run); its CPU
+(user + system, the process and its children) comes from ``getrusage(RUSAGE_CHILDREN)`` around it. Commands,
+interleaved within each repeat:
   baseline   ``python -c "import pyarrow.parquet, json"``
   dry run    ``sciprobe evaluate idrbench:ipi --limit 10 --dry-run`` (the plan: calls, tokens, cost)
   real run   the same without ``--dry-run``, ``--no-cache``, results written, against a loopback stub (in its

@@ -85,5 +85,6 @@ def read_splits(data_files: dict[str, list[str]]) -> dict[str, ParquetSplit]:
             raise FileNotFoundError(f"no file matches {patterns[0]}")
         # ParquetFile, not read_table: read_table loads pyarrow.dataset (~0.2 s of CPU in imports) to read a file
         tables = [pq.ParquetFile(p).read() for p in paths]
-        splits[split] = ParquetSplit(tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default"))
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
+        splits[split] = ParquetSplit(table)
     return splits

@@ -581,7 +581,7 @@ class RemoteBackend:
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         self.spec = spec
         self.policy = RetryPolicy(spec.max_retries, base_s=backoff_base_s)
-        self._litellm: Any = None  # imported on first use (_litellm_module): ~4 s of CPU a direct run never needs
+        self._litellm: Any = None  # imported on first use (the litellm property): ~4 s of CPU a direct run never needs
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
         self._key_checked = False  # check_credentials, before the first request (not here: a client may never call)
