@@ -46,9 +46,10 @@ BASELINE_LABEL = '`python -c "import pyarrow.parquet, json"`'
 
 
 def child_cpu(command: list[str], env: dict[str, str]) -> float:
-    """CPU seconds (user + system) of one run of ``command``, which must succeed."""
+    """CPU seconds (user + system) of one run of ``command``, which must succeed. It runs in a neutral folder:
+    ``python -m`` puts the working directory first on sys.path, which would shadow PYTHONPATH's checkout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:6])}...: exit {done.returncode}: {done.stderr[-500:]}")
