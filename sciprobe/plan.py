@@ -20,7 +20,8 @@ comparison fails: counted as its upper bound; I2R's modes share the comparisons 
 notes the upper bound where their winner rules diverge). Prices come from litellm's bundled price table (no
 network; read without importing litellm for OpenAI-compatible specs: :mod:`sciprobe.llm.price_table`); a
 model it does not know is priced ``unknown``, never 0. A plan scores nothing and loads a local build's Parquet
-files with pyarrow alone: it costs about 3x a bare ``import pyarrow.parquet`` (bench/evaluate_fixed_cost.py).
+files with pyarrow alone: it costs 2-2.6x the CPU of a bare ``import pyarrow.parquet, json``
+(bench/evaluate_fixed_cost.py).
 """
 
 from __future__ import annotations

@@ -4,8 +4,11 @@ here, on purpose, instead of torch's default of one per core, and recorded in th
 Why one thread by default (issue 28): these are small models (MiniLM, 22M parameters) run on short batches,
 where a second thread buys little, while torch's OpenMP threads spin-wait for each other: on a 2-core machine
 shared with other work, 10 SGI idea items took 67 s with torch's default against 9.7 s with one thread, and
-BERTScore 2.2-2.7 s against 1.2 s. bench/scoring_threads.py measures quiet vs busy (2 CPU burners) and the
-quiet time of torch's default. ``SCIPROBE_TORCH_THREADS=N`` overrides the choice (an idle many-core box). The
+BERTScore 2.2-2.7 s against 1.2 s. bench/scoring_threads.py (2 cores, 2 CPU burners): one thread keeps busy
+at the machine's own bound for a single thread (SGI 1.9x quiet, BERTScore 1.6x, a bare Python loop 1.8x), where
+torch's default took 22x and 3x. On an idle machine two threads are faster for BERTScore's large batches
+(~1.3x): set ``SCIPROBE_TORCH_THREADS=2`` there. One fixed count also keeps scores reproducible bit for bit
+(a reduction's order follows the thread count). ``SCIPROBE_TORCH_THREADS=N`` overrides the choice (an idle many-core box). The
 previous setting is restored afterwards: the bundled generator (sciprobe.llm.local) keeps its own.
 """
 
