@@ -7,9 +7,9 @@ shared with other work, 10 SGI idea items took 67 s with torch's default against
 BERTScore 2.2-2.7 s against 1.2 s. bench/scoring_threads.py (2 cores, 2 CPU burners): one thread keeps busy
 at the machine's own bound for a single thread (SGI 1.9x quiet, BERTScore 1.6x, a bare Python loop 1.8x), where
 torch's default took 22x and 3x. On an idle machine two threads are faster for BERTScore's large batches
-(~1.3x): set ``SCIPROBE_TORCH_THREADS=2`` there. One fixed count also keeps scores reproducible bit for bit
-(a reduction's order follows the thread count). ``SCIPROBE_TORCH_THREADS=N`` overrides the choice (an idle many-core box). The
-previous setting is restored afterwards: the bundled generator (sciprobe.llm.local) keeps its own.
+(~1.3x): ``SCIPROBE_TORCH_THREADS=N`` overrides the choice there. One fixed count also keeps a score the same
+from run to run (a parallel reduction may sum in another order with another thread count). The previous setting
+is restored afterwards: the bundled generator (sciprobe.llm.local) keeps its own.
 """
 
 from __future__ import annotations
