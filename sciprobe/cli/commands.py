@@ -139,6 +139,18 @@ def _configure_build(build: argparse.ArgumentParser) -> None:
     _add_cutoff(build, auto=False)
 
 
+def _mode_list(value: str) -> list[str]:
+    """``--mode a,b`` -> ``["a", "b"]`` (``--mode a --mode b`` appends one list each)."""
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    if not modes:
+        raise argparse.ArgumentTypeError("needs a mode name")
+    return modes
+
+
+def _flat_modes(given: list[list[str]] | None) -> list[str] | None:
+    return list(dict.fromkeys(m for group in given for m in group)) if given else None
+
+
 def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
     evaluate.description = ("Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
                             "OUTPUT_DIR/results and OUTPUT_DIR/details.")
@@ -153,8 +165,9 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                                "classification tasks, never the first N; a sample is labelled as one and never "
                                "ranked or exported")
     evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks; a panel: 'SPEC1;SPEC2'")
-    evaluate.add_argument("--mode", action="append", dest="modes",
-                          help="scoring mode (repeatable; default: every mode of the task)")
+    evaluate.add_argument("--mode", "--modes", action="append", dest="modes", type=_mode_list,
+                          help="scoring mode(s): repeatable or comma-separated (default: every mode of the task); "
+                               "I2R plays one tournament per mode, so one mode costs one tournament")
     evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
     evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
     evaluate.add_argument("--output-dir", default="results",
@@ -418,7 +431,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise SciprobeError("--limit must be at least 1")
     request = EvaluationRequest(tasks=args.tasks, model=spec, data=args.data, limit=args.limit, cutoff=cutoff,
-                                cutoff_source=source, judge=args.judge, modes=args.modes,
+                                cutoff_source=source, judge=args.judge, modes=_flat_modes(args.modes),
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
@@ -508,9 +521,29 @@ def _exit_status(path: Path, results: Sequence) -> int:
             return 0
         atomic_write_bytes(card, text.encode("utf-8"))
         print(f"model-index: {card}")
-        for line in left_out:
-            print(f"  left out of the model-index: {line}", file=sys.stderr)
+        for line in left_out_summary(left_out, path):
+            print(f"  {line}", file=sys.stderr)
     return 0
+
+
+#: Up to this many numbers left out of a model-index are listed one by one; more are counted per class.
+LEFT_OUT_LISTED = 3
+
+
+def left_out_summary(left_out: Sequence[str], results: Path) -> list[str]:
+    """What a model-index left out, for stderr: each number when there are few, else one line per class of
+    omission (n/a, NaN, not computed, not a finite number) with its count and a first example; the results
+    file has every one (a demo over four benchmarks leaves out dozens of n/a strict-mode numbers)."""
+    import re
+
+    if len(left_out) <= LEFT_OUT_LISTED:
+        return [f"left out of the model-index: {line}" for line in left_out]
+    classes: dict[str, list[str]] = {}
+    for line in left_out:
+        found = re.search(r"\): (n/a|NaN|not computed|not a finite number)", line)
+        classes.setdefault(found.group(1) if found else "other", []).append(line)
+    return [f"{len(lines)} number(s) left out of the model-index: {what} (e.g. {lines[0].split('): ', 1)[0]})); "
+            f"every one is in {results.name}" for what, lines in classes.items()]
 
 
 def _limit_samples(block: dict) -> list[str]:

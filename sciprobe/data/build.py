@@ -423,14 +423,30 @@ def _split_counts(spec: Any, before: dict[str, int], after: dict[str, int]) -> d
 
 def check_unique_column(ds: Any, column: str, where: str) -> None:
     """Refuse a built split whose id column repeats a value (the safety net behind every reader's own check)."""
-    import pyarrow.compute as pc
-
     if column not in ds.column_names or ds.num_rows == 0:
         return
+    if ds.num_rows <= _PYTHON_UNIQUE_CHECK_ROWS:
+        _check_unique_values(ds.data.column(column).to_pylist(), column, where)
+        return
+    import pyarrow.compute as pc
+
     counts = pc.value_counts(ds.data.column(column))
     repeated = counts.filter(pc.greater(counts.field("counts"), 1))
     if len(repeated):
         raise SciprobeError(f"duplicate {column} {shown(repeated[0]['values'].as_py())} in {where}")
+
+
+#: Up to this many rows the id check is a Python set: ``pyarrow.compute`` loads pandas on first use (~0.3 s of
+#: CPU), more than a set over this many ids costs, and a task's load (a dry run above all) should pay neither.
+_PYTHON_UNIQUE_CHECK_ROWS = 100_000
+
+
+def _check_unique_values(values: list[Any], column: str, where: str) -> None:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise SciprobeError(f"duplicate {column} {shown(value)} in {where}")
+        seen.add(value)
 
 
 def _replace_dir(staging: Path, out_dir: Path) -> None:
