@@ -37,7 +37,8 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
   sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
-  sciprobe compare A.json B.json                              # paired difference, interval and test per task
+  sciprobe compare A.json B.json                              # paired difference, interval, test and MDE per task
+  sciprobe compare A.json --paper                             # a run against the paper's numbers, with a verdict
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
@@ -57,7 +58,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
                 "stage (--dry-run) or upload a dataset, metric or the Space to the Hub"),
     "export": ("sciprobe.export", "results JSON -> Hugging Face model-index or .eval_results YAML"),
     "baselines": ("sciprobe.baselines", "score a benchmark's reference baselines (no model)"),
-    "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test)"),
+    "compare": ("sciprobe.compare", "paired comparison of two results files (difference, interval, test, MDE), "
+                "or of one with its paper (--paper)"),
     "report": ("sciprobe.report", "static HTML report of results files (figures, CIs, breakdowns)"),
     "paper": ("sciprobe.published", "the numbers a benchmark's paper reports, with task, metric, setting and source"),
 }

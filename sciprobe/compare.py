@@ -324,7 +324,7 @@ def configure_compare_parser(parser: argparse.ArgumentParser, commands: dict | N
         "Per task and mode, the headline difference B - A on the items both runs scored, with a paired bootstrap "
         "interval and the test that fits the metric (McNemar for accuracy-like scores, Wilcoxon where the paper uses "
         "it, else the paired bootstrap); warns when the item sets or the dataset revisions differ. With --paper, one "
-        "results file against the numbers its benchmark's paper reports: our value and 95%% interval, the paper's "
+        "results file against the numbers its benchmark's paper reports: our value and 95% interval, the paper's "
         "value, and a verdict (consistent / differs / not comparable, with the reason). Every comparison reports "
         "its minimum detectable effect MDE = (z_{1-alpha/2} + z_power) * SE (SE: the standard deviation of the "
         "paired bootstrap differences, or our interval's width / 3.92 against the paper; Wilcoxon: divided by "

@@ -326,8 +326,9 @@ def format_paper_report(report: PaperReport, label: str) -> str:
         lines += ["", *footnotes]
     found = next((c.detectable for c in report.comparisons if c.detectable), None)
     if found is not None:
-        lines += ["", f"MDE: the smallest gap from the paper's value a two-sided test at alpha {found.alpha:g} detects "
-                      f"with power {found.power:g} at this run's size; needed: items to detect the gap observed."]
+        lines += ["", f"MDE: the smallest gap from the paper's value a two-sided test at alpha {found.alpha:g} "
+                      f"detects with power {found.power:g} at this run's size; needed: items to detect the gap "
+                      "observed."]
     if report.unmatched:
         lines += ["", "UNMATCHED MODEL (never guessed):", *(f"  ! {u}" for u in report.unmatched)]
     if report.notes:

@@ -58,8 +58,8 @@ from typing import Any
 from sciprobe.errors import SciprobeError
 
 __all__ = ["FILE_NAME", "REPORTED", "SCALES", "Paper", "PublishedFile", "PublishedResult", "Setting", "Source",
-           "TableShape", "cmd_paper", "configure_paper_parser", "published_file", "published_path", "published_results",
-           "read_published", "reported_label", "reported_numbers", "source_url"]
+           "TableShape", "cmd_paper", "configure_paper_parser", "published_file", "published_path",
+           "published_results", "read_published", "reported_label", "reported_numbers", "source_url"]
 
 FILE_NAME = "published.yaml"
 FORMAT = 1

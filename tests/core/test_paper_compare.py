@@ -139,3 +139,17 @@ def test_compare_paper_arguments_are_one_line_errors(tmp_path, capsys) -> None:
     assert "two results files" in capsys.readouterr().err
     assert main(["compare", str(path), str(path), "--power", "1.5"]) == 2
     assert "--power" in capsys.readouterr().err
+
+
+def test_compare_cli_reports_the_mde_for_the_asked_effect(tmp_path, capsys) -> None:
+    runs = {b.name: path for b, path, _ in run_baselines("idrbench", names=["random", "majority"],
+                                                         output_dir=tmp_path)}
+    assert main(["compare", str(runs["majority"]), str(runs["random"]), "--effect", "0.05", "--power", "0.9",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ipi = next(c for c in report["comparisons"] if c["task"] == "idrbench:ipi" and c["mode"] == "official")
+    found = ipi["detectable"]
+    assert found["power"] == 0.9 and found["target"] == 0.05 and found["n"] == ipi["n_common"]
+    assert found["n_required"] == required_n(found["n"], found["mde"], 0.05) > found["n"]  # 0.05 needs more items
+    assert main(["compare", str(runs["majority"]), str(runs["random"])]) == 0
+    assert "MDE" in capsys.readouterr().out

@@ -316,7 +316,8 @@ def test_reported_rows_are_apart_from_the_scored_rows(demo_space):
                 board = page.locator(f"#table-{key}").inner_text()
                 assert "reported in the paper" not in board and DEMO_MODEL in board
                 assert DEMO_MODEL not in page.locator(f"#reported-{key}").inner_text()
-                below = page.evaluate("([a, b]) => { const t = document.querySelector(a), r = document.querySelector(b);"
+                below = page.evaluate("([a, b]) => { const t = document.querySelector(a);"
+                                      " const r = document.querySelector(b);"
                                       " return !t.contains(r) && t.getBoundingClientRect().bottom"
                                       " <= r.getBoundingClientRect().top; }", [f"#table-{key}", f"#reported-{key}"])
                 assert below, key
