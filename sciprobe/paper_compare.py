@@ -60,7 +60,7 @@ class PaperComparison:
     ci_high: float | None
     verdict: str
     reasons: tuple[str, ...] = ()    # why not comparable ("<kind>: ..."), or why consistent / differs
-    notes: tuple[str, ...] = ()      # caveats that do not change the verdict (e.g. another judge)
+    notes: tuple[str, ...] = ()      # caveats the verdict cannot check (another judge, the data's release)
     detectable: Detectable | None = None
 
     @property
@@ -72,7 +72,8 @@ class PaperComparison:
                 "model": self.model, "paper_model": self.published.model, "ours": self.ours,
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "paper": self.published.value,
                 "paper_printed": self.published.printed, "verdict": self.verdict, "reasons": list(self.reasons),
-                "notes": list(self.notes), "source": self.published.source.as_dict(),
+                "notes": list(self.notes), "paper_notes": list(self.published.notes),
+                "source": self.published.source.as_dict(),
                 "detectable": self.detectable.as_dict() if self.detectable else None}
 
 
@@ -223,11 +224,19 @@ def _tolerance(printed: str) -> float:
     return 0.5 * 10 ** -decimals
 
 
-def _judge_notes(p: PublishedResult, entry: Mapping[str, Any]) -> tuple[str, ...]:
-    ours = (entry.get("provenance") or {}).get("judge_id")
+def _caveats(p: PublishedResult, entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the verdict cannot check: another judge, and which release the run's data is (results record the
+    dataset's name and fingerprint, not the paper's data version)."""
+    prov = entry.get("provenance") or {}
+    out = []
+    ours = prov.get("judge_id")
     if p.setting.judge and ours and p.setting.judge.split(" (")[0] != ours:
-        return (f"judge: the paper's was {p.setting.judge}; the run's {ours}",)
-    return ()
+        out.append(f"judge: the paper's was {p.setting.judge}; the run's {ours}")
+    dataset = str(prov.get("dataset") or "")
+    if p.setting.data and not dataset.startswith("sample:"):
+        out.append(f"data: the paper's is {p.setting.data}; whether the run's ({dataset or 'unnamed'}) is that "
+                   "release is not checked")
+    return tuple(out)
 
 
 def compare_one(p: PublishedResult, block: Mapping[str, Any], key: str, entry: Mapping[str, Any],
@@ -246,7 +255,7 @@ def compare_one(p: PublishedResult, block: Mapping[str, Any], key: str, entry: M
     if no_interval:
         reasons.append(no_interval)
     base = dict(benchmark=p.benchmark, task=p.task or "", mode=mode, metric=p.metric, model=str(block["model_id"]),
-                published=p, ours=ours, ci_low=low, ci_high=high, notes=_judge_notes(p, entry))
+                published=p, ours=ours, ci_low=low, ci_high=high, notes=_caveats(p, entry))
     if reasons or ours is None or low is None or high is None:
         return PaperComparison(**base, verdict=NOT_COMPARABLE, reasons=tuple(reasons or ["no interval: no value"]))
     slack = _tolerance(p.printed)
