@@ -79,5 +79,6 @@ def reported_note(benchmark: str) -> str:
         return "**Reported in the paper:** no published numbers for this benchmark."
     return (f"**Reported in the paper** — *{display_text(paper.title, 200)}* ({display_text(paper.version, 80)}): "
             "the numbers its tables print for these columns, as printed. Rows of Type *reported in the paper "
-            "(Table N)*: not submissions, never ranked, owned by nobody; each links to its source. "
+            "(Table N)*: not submissions, never ranked, owned by nobody; each links to its source. A mark after a "
+            "value (such as `*`) is the paper's own (`sciprobe paper BENCH` says what it means). "
             "`sciprobe compare RESULTS --paper` says whether a run reproduces them.")
