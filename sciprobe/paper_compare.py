@@ -230,7 +230,9 @@ def _caveats(p: PublishedResult, entry: Mapping[str, Any]) -> tuple[str, ...]:
     prov = entry.get("provenance") or {}
     out = []
     ours = prov.get("judge_id")
-    if p.setting.judge and ours and p.setting.judge.split(" (")[0] != ours:
+    # the paper's judge(s), "a; b (what they judge)", matched like models (openai/gpt-5-2025-08-07 is gpt-5)
+    theirs = [j.split(" (")[0].strip() for j in (p.setting.judge or "").split(";") if j.strip()]
+    if theirs and ours and not any(same_model(str(ours), judge) for judge in theirs):
         out.append(f"judge: the paper's was {p.setting.judge}; the run's {ours}")
     dataset = str(prov.get("dataset") or "")
     if p.setting.data and not dataset.startswith("sample:"):

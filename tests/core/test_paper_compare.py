@@ -63,6 +63,10 @@ def test_verdict_and_reasons(case: dict, monkeypatch: pytest.MonkeyPatch) -> Non
     assert all(reason.strip() for reason in found.reasons)  # a verdict always says why
     if found.verdict == CONSISTENT:
         assert found.ci_low - 0.0005 <= found.published.value <= found.ci_high + 0.0005
+    if "note" in expect:
+        assert any(n.startswith(expect["note"]) for n in found.notes), found.notes
+    if "no_note" in expect:
+        assert not any(n.startswith(expect["no_note"]) for n in found.notes), found.notes
     if found.verdict != NOT_COMPARABLE:  # the paper's data release is named, and said to be unchecked
         assert any(n.startswith("data: the paper's is v3 release") for n in found.notes), found.notes
 
