@@ -37,7 +37,8 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
   sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
-  sciprobe compare A.json B.json                              # paired difference, interval and test per task
+  sciprobe compare A.json B.json                              # paired difference, interval, test and MDE per task
+  sciprobe compare A.json --paper                             # a run against the paper's numbers, with a verdict
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
   sciprobe judge-check A.json B.json --judge SPEC [--human ratings.csv]   # does another judge agree?
@@ -58,7 +59,8 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
                 "stage (--dry-run) or upload a dataset, metric or the Space to the Hub"),
     "export": ("sciprobe.results.export", "results JSON -> Hugging Face model-index or .eval_results YAML"),
     "baselines": ("sciprobe.run.baselines", "score a benchmark's reference baselines (no model)"),
-    "compare": ("sciprobe.results.compare", "paired comparison of two results files (difference, interval, test)"),
+    "compare": ("sciprobe.results.compare", "paired comparison of two results files (difference, interval, test, "
+                "MDE), or of one with its paper (--paper)"),
     "report": ("sciprobe.results.html_report", "static HTML report of results files (figures, CIs, breakdowns)"),
     "doctor": ("sciprobe.data.doctor", "check release files against a benchmark's declared files, columns, "
                                        "types and paper counts, without building"),
@@ -179,9 +181,8 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                                "(UNSAFE: no filesystem, network or process isolation)")
     _add_prompts(evaluate, "the prompts the model gets")
     evaluate.add_argument("--context", metavar="VARIANTS",
-                          help="prescience:contribution_generation only: what the model is shown, comma-separated "
-                               "(influential|all|impact[:SIZE], author_history, related, citations; see the "
-                               "PreScience README)")
+                          help="for tasks that take it (`sciprobe tasks`): what the model is shown, comma-separated "
+                               "variants the task's README lists")
     evaluate.add_argument("--context-seed", type=int, default=0,
                           help="seed of --context's matched-size subsampling (default: %(default)s)")
     evaluate.add_argument("--reference-set", action="append", default=[], metavar="NAME=PATH",

@@ -98,9 +98,8 @@ def load_task_runs(paths: Sequence[Path | str], task: str | None = None) -> list
                                 dict(entry.get("provenance") or {}), check))
     if not runs:
         matching = f" matching {task!r}" if task else ""
-        raise SciprobeError(f"no judged task with a judge check in these results{matching} "
-                            "(prescience:contribution_generation, sgibench:idea_generation, deep_research, "
-                            "experimental_reasoning)")
+        raise SciprobeError(f"no judged task with a judge check in these results{matching} (the tasks whose "
+                            "runner declares one; see the README)")
     return runs
 
 
@@ -222,8 +221,7 @@ def configure_judge_check_parser(parser: argparse.ArgumentParser) -> None:
                           "whether the model ranking changes, and position-swap consistency for pairwise judges.")
     parser.add_argument("results", nargs="+", type=Path, help="results JSON files of judged runs (one per model)")
     parser.add_argument("--judge", required=True, help="the other judge's model spec")
-    parser.add_argument("--task", help="only the task keys starting with this "
-                        "(e.g. prescience:contribution_generation)")
+    parser.add_argument("--task", help="only the task keys starting with this (BENCH:TASK)")
     parser.add_argument("--human", type=Path, help="CSV of human ratings: id,score or id,rank (optional annotator "
                         "and model columns); adds tau_b against people")
     parser.add_argument("--lacer-template", help="the LACER judge prompt the run used (checked by its sha256)")
