@@ -306,7 +306,7 @@ def _blocks(label: str, papers: Sequence[Mapping[str, Any]]) -> str:
 
 def context_messages(context: TargetContext, spec: ContextSpec) -> list[dict[str, str]]:
     """The default prompt's system message with a note per extra section, and the sections in a fixed order."""
-    from sciprobe.benchmarks.prescience.contribution import SYSTEM
+    from sciprobe.benchmarks.prescience.contribution_prompt import SYSTEM
 
     notes = [_SECTION_NOTES[e] for e in spec.extras]
     system = SYSTEM if not notes else SYSTEM + "\n\n" + " ".join(notes)

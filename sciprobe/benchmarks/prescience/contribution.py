@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from sciprobe.core.declaration import Parsed, Runner
 from sciprobe.core.errors import SciprobeError
 from sciprobe.results.evidence import error_is_call_failure, mark_call_failure, unanswered
+from sciprobe.benchmarks.prescience.contribution_prompt import SYSTEM  # noqa: F401 - part of this module's interface
 
 if TYPE_CHECKING:  # the declaration imports this module for CONTRIBUTION: the rest loads when it runs
     from sciprobe.scoring.score_report import ScoreReport
@@ -52,15 +53,6 @@ __all__ = [
 
 PROMPT_VERSION = "sciprobe-t1-1"
 
-SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
-          "program committees, and you follow the literature closely. You will be shown the titles and abstracts "
-          "of several background papers. Forecast the follow-up paper that will build on all of them and cite "
-          "them: think about how their ideas could be combined into one new contribution, then write that "
-          "paper's title and abstract.\n\n"
-          "Answer in exactly this format, all three fields in one reply:\n"
-          "Reasoning: <how the background papers combine into the new contribution>\n"
-          "Title: <title of the follow-up paper>\n"
-          "Abstract: <abstract of the follow-up paper>")
 
 
 def contribution_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
@@ -263,7 +255,7 @@ def context_of_run(ctx: Any) -> tuple[Any, list[Any] | None, dict[str, str]]:
     if ctx.base.get("prompt_set", "sciprobe") != "sciprobe":
         raise SciprobeError("--context other than 'influential' runs with sciprobe's prompts only: upstream's "
                             "expanded-context templates are not pinned (see the PreScience README)")
-    from sciprobe.benchmarks.prescience import context_variants as cv
+    import sciprobe.benchmarks.prescience.context_variants as cv
     from sciprobe.benchmarks.prescience.forecast_context import load_corpus
 
     location = ctx.data.location

@@ -77,7 +77,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     if args.prescience_command == "rollout-report":
         print(f"wrote {save_figure(load_results(args.results), args.out)}")
         return 0
-    from sciprobe.benchmarks.prescience.cli import _source
+    from sciprobe.benchmarks.prescience.folders import source_folder
     from sciprobe.benchmarks.prescience.lacer_judge import load_template
     from sciprobe.benchmarks.prescience.rollout.policy import ModelGenerator, RandomReference
     from sciprobe.benchmarks.prescience.rollout.run import run_rollout
@@ -89,7 +89,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     judges = [make_client(s, use_cache=not args.no_cache) for s in split_specs(args.judge)]
     generator = ModelGenerator(make_client(args.model, use_cache=not args.no_cache)) if args.model \
         else RandomReference()
-    results = run_rollout(_source(args.source), args.output_dir, params, generator, judges, template,
+    results = run_rollout(source_folder(args.source), args.output_dir, params, generator, judges, template,
                           embedder=args.embedder)
     _print(results, Path(args.output_dir))
     return 0

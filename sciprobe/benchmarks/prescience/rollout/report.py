@@ -11,6 +11,9 @@ from typing import Any
 
 from sciprobe.core.errors import SciprobeError
 
+#: the format tag of a rollout results file (written by sciprobe.benchmarks.prescience.rollout.run)
+RESULTS_FORMAT = "sciprobe.prescience-rollout.v1"
+
 __all__ = ["load_results", "rollout_figure", "save_figure"]
 
 TITLES = {"diversity": "Diversity (same month)", "novelty_evolving": "Novelty vs evolving H<t",
@@ -19,7 +22,6 @@ COLORS = {"natural": "#0072B2", "synthetic": "#E69F00"}  # upstream's colours
 
 
 def load_results(path: Path | str) -> dict[str, Any]:
-    from sciprobe.benchmarks.prescience.rollout.run import RESULTS_FORMAT
 
     path = Path(path)
     if not path.is_file():

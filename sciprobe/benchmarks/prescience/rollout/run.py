@@ -44,7 +44,7 @@ from sciprobe.benchmarks.prescience.rollout.simulate import (
 
 __all__ = ["RESULTS_FORMAT", "run_rollout"]
 
-RESULTS_FORMAT = "sciprobe.prescience-rollout.v1"
+from sciprobe.benchmarks.prescience.rollout.report import RESULTS_FORMAT  # noqa: E402 - part of this interface
 UPSTREAM_REFERENCE = "allenai/prescience@47384ed79c48cfef610f30af12ba883f2a0093cb multiturn/"
 EMBEDDER_NOTE = ("upstream embeds with GritLM-7B (4096-d, key instruction) for the task models and the "
                  "neighbours; this run uses the embedder named here, so neighbour sets and curve levels are not "
