@@ -412,7 +412,7 @@ def _reported_table(key: str, headlines: Sequence[str]) -> str:
     head = ("<tr><th>row</th><th>model (as the paper names it)</th><th>mode</th><th>metric</th><th>value</th>"
             "<th>setting</th><th>source</th></tr>")
     return (f"<h4>reported in the paper: {_h(paper.title)}</h4><p class=note>Published numbers, not runs of this "
-            "report: never ranked and not drawn in the figures. <code>sciprobe compare RESULTS --paper</code> says "
+            "report: never ranked and left out of the figures. <code>sciprobe compare RESULTS --paper</code> says "
             "whether a run reproduces them.</p>"
             f"<table class=reported data-reported=\"{_h(key)}\">{head}{''.join(rows)}</table>")
 

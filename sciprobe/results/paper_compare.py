@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ALIASES_PATH", "CONSISTENT", "DIFFERS", "NOT_COMPARABLE", "REASONS", "PaperComparison", "PaperReport",
            "compare_with_paper", "format_paper_report", "model_aliases", "same_model"]
 
-ALIASES_PATH = Path(__file__).resolve().parent / "data" / "paper_models.yaml"
+ALIASES_PATH = Path(__file__).resolve().parents[1] / "data" / "paper_models.yaml"
 CONSISTENT, DIFFERS, NOT_COMPARABLE = "consistent", "differs", "not comparable"
 #: the kinds of reason a number is not comparable (each reason's text starts with its kind)
 REASONS = ("paper", "partial", "incomplete", "mode", "prompt set", "shots", "subset", "data variant", "cutoff",

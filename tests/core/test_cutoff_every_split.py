@@ -24,6 +24,7 @@ CONTEXT = {
     ("idrbench", "ipi"): {"fewshot"},
     ("idrbench", "i3_set1"): {"fewshot"},
     ("idrbench", "i3_set2"): {"fewshot"},
+    ("idrbench", "i3_set2_5195b17"): {"fewshot"},  # the historical Set 2 file, read as a variant
 }
 
 

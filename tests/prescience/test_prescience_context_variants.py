@@ -207,7 +207,7 @@ def test_context_refuses_other_tasks(capsys) -> None:
 
     assert main(["evaluate", "prescience:citation_prediction", "--model", "openai/x,api_key=x",
                  "--context", "related"]) == 2
-    assert "prescience:contribution_generation only" in capsys.readouterr().err
+    assert "apply to tasks that take them; prescience:citation_prediction does not" in capsys.readouterr().err
 
 
 def test_context_with_upstream_prompts_is_refused(capsys) -> None:
