@@ -28,7 +28,9 @@ Environment:
 import datetime as dt
 import math
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,6 +177,10 @@ class LeaderboardService:
 
         self.pins = {b: data_pin(b, dict(settings.data)) for b in self.benchmarks}
         self.baseline_notes: dict[str, list[str]] = {}
+        # the decoded results table and the store's results_version it was read at; a page load asks for the
+        # results a dozen times, and decoding the table is the cost, so it is decoded once per change
+        self._results_cache: tuple[Any, list] | None = None
+        self._pinned = threading.local()  # a snapshot held for one page load (stores without results_version)
 
     def ensure_baselines(self) -> None:
         """Compute and store the reference baselines missing on each benchmark's data
@@ -199,8 +205,30 @@ class LeaderboardService:
         """Which data a benchmark's submissions are scored against (its tab and the Submit tab say it)."""
         return f"Scored against {self.pins[benchmark].describe()}."
 
-    def results(self):
-        return self.store.list_results()
+    def results(self) -> list:
+        """Every stored result, decoded once per change of the table (a store with ``results_version``), or once
+        per page load inside :meth:`one_read`."""
+        pinned = getattr(self._pinned, "results", None)
+        if pinned is not None:
+            return list(pinned)
+        version_of = getattr(self.store, "results_version", None)
+        if version_of is None:
+            return self.store.list_results()
+        version = version_of()
+        cached = self._results_cache
+        if cached is None or cached[0] != version:
+            cached = (version, self.store.list_results())
+            self._results_cache = cached
+        return list(cached[1])
+
+    @contextmanager
+    def one_read(self) -> Iterator[None]:
+        """Within the block (one page load, on this thread) the results are read from the store once."""
+        self._pinned.results = self.results()
+        try:
+            yield
+        finally:
+            self._pinned.results = None
 
     def reload(self) -> None:
         refresh = getattr(self.store, "refresh", None)
@@ -533,6 +561,10 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
         def refresh_all(selected_panel: str | None = None, task: str | None = None, mode: str | None = None,
                         by: str | None = None):
             service.reload()
+            with service.one_read():
+                return page_outputs(selected_panel, task, mode, by)
+
+        def page_outputs(selected_panel: str | None, task: str | None, mode: str | None, by: str | None):
             fams = tables.families_of(service.results())
             out: list[Any] = [service.table_view(key) for key in tab_keys]
             out += [gr.update(choices=fams) for _ in family_boxes]

@@ -17,6 +17,7 @@ again at the next start (they are still missing).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import tempfile
@@ -48,6 +49,34 @@ def _fingerprint(benchmark: Any, task: Any, location: str) -> str:
     return load_task_data(benchmark, task, location).fingerprint
 
 
+def _inputs_key(benchmark: Any, task: Any, location: str) -> str:
+    """Everything a task's fingerprint depends on: the benchmark version, the task, and the data — a hub location
+    by its pinned revision (immutable), a folder by its files' names, sizes and modification times."""
+    head = f"fingerprint|{benchmark.name}@{getattr(benchmark, 'version', '')}|{task.name}|"
+    folder = Path(location)
+    if not folder.is_dir():
+        return head + "hub:" + location
+    stats = sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                   for p in folder.rglob("*") if p.is_file())
+    digest = hashlib.sha256(json.dumps([str(folder.resolve()), stats]).encode()).hexdigest()
+    return head + "folder:" + digest
+
+
+def cached_fingerprint(store: LeaderboardStore, benchmark: Any, task: Any, location: str) -> str:
+    """:func:`_fingerprint`, computed once per pinned revision (or folder state) and kept in the store, so a
+    restart does not load every task's data again. A store without a cache computes it every time."""
+    read, write = getattr(store, "cached_value", None), getattr(store, "cache_value", None)
+    if read is None or write is None:
+        return _fingerprint(benchmark, task, location)
+    key = _inputs_key(benchmark, task, location)
+    found = read(key)
+    if found is not None:
+        return found
+    value = _fingerprint(benchmark, task, location)
+    write(key, value)
+    return value
+
+
 def missing_baselines(store: LeaderboardStore, benchmark: Any, location: str,
                       notes: list[str]) -> dict[str, list[str]]:
     """{baseline name: [task names]} with no stored reference result on ``location``'s data."""
@@ -61,7 +90,7 @@ def missing_baselines(store: LeaderboardStore, benchmark: Any, location: str,
         for name in baseline.tasks:
             if name not in fingerprints:
                 try:
-                    fingerprints[name] = _fingerprint(benchmark, benchmark.task(name), location)
+                    fingerprints[name] = cached_fingerprint(store, benchmark, benchmark.task(name), location)
                 except SciprobeError as exc:
                     fingerprints[name] = None
                     notes.append(f"{benchmark.name}:{name}: no data for its baselines ({exc})")
@@ -143,4 +172,4 @@ def ensure_baselines(store: LeaderboardStore, pins: Mapping[str, DataPin], *, lo
     return notes
 
 
-__all__ = ["ensure_baselines", "ensure_benchmark", "missing_baselines"]
+__all__ = ["cached_fingerprint", "ensure_baselines", "ensure_benchmark", "missing_baselines"]
