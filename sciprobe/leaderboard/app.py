@@ -181,6 +181,9 @@ class LeaderboardService:
         # results a dozen times, and decoding the table is the cost, so it is decoded once per change
         self._results_cache: tuple[Any, list] | None = None
         self._pinned = threading.local()  # a snapshot held for one page load (stores without results_version)
+        from sciprobe.leaderboard.scoring_pool import ScoringPool, processes_from_env, shareable
+
+        self.scoring = ScoringPool(processes_from_env() if shareable(store) else 0)
 
     def ensure_baselines(self) -> None:
         """Compute and store the reference baselines missing on each benchmark's data
@@ -302,6 +305,24 @@ class LeaderboardService:
         return pd.DataFrame(rows, columns=["Submitted", "Status", "Model", "Task", "User", "Items", "Error", "File",
                                            "Request"])
 
+    def _scorer(self):
+        """Score a claimed request in the scoring pool (None: in this thread, the queue's default). A pool that
+        broke (a process died) is replaced, and the request, still claimed, is scored here instead."""
+        if not self.scoring.enabled:
+            return None
+
+        def score(claimed):
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                return self.scoring.score(self.store, claimed, {claimed.benchmark: self.pins[claimed.benchmark]
+                                                                .resolve()})
+            except BrokenProcessPool:
+                self.scoring.close()
+                return lb_queue.process_request(self.store, claimed, data=lambda b: self.pins[b].resolve())
+
+        return score
+
     def submit(self, user: str | None, task: str, file_path: str | None, model_name: str, model_family: str = "",
                model_revision: str = "", model_cutoff: str = "", description: str = "", *,
                file_name: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -322,7 +343,7 @@ class LeaderboardService:
                                       max_bytes=self.settings.max_bytes)
             request = lb_queue.submit(self.store, sub, user, data=lambda b: self.pins[b].resolve(),
                                       max_recent=self.settings.max_recent,
-                                      window=self.settings.window)
+                                      window=self.settings.window, score=self._scorer())
         except SciprobeError as exc:
             return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
         if request.status == "FINISHED" and request.result_id:
@@ -617,6 +638,7 @@ def launch(*, host: str = "127.0.0.1", port: int | None = None, store_dir: Path 
     if store_dir is not None:
         os.environ["SCIPROBE_LEADERBOARD_DIR"] = str(store_dir)
     demo = build_app()
+    demo.sciprobe_service.scoring.warm_up()  # scoring processes start in the background; the page does not wait
     demo.queue(default_concurrency_limit=8)
     demo.launch(server_name=host, server_port=port, prevent_thread_lock=prevent_thread_lock,
                 **{**launch_options(), **kwargs})

@@ -125,3 +125,46 @@ def test_a_changed_folder_is_fingerprinted_again(tmp_path, monkeypatch):
     (folder / "test.parquet").write_bytes(b"other bytes")
     assert baseline_runs.cached_fingerprint(store, Bench, Task, str(folder)) == "fp2"
     assert len(calls) == 2
+
+
+def test_concurrent_submissions_scored_in_processes_none_lost_or_duplicated(tmp_path, monkeypatch):
+    """Eight submitters at once, scored by a pool of two processes on one SQLite store: every request FINISHED
+    once, one result each, none in the Space's own process."""
+    import json
+    import threading
+
+    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.scoring_pool import ScoringPool
+    from sciprobe.leaderboard.validation import task_target
+
+    monkeypatch.setenv("SCIPROBE_HOME", str(tmp_path / "home"))
+    ids = task_target("idrbench:ipi", data_for("idrbench")).ids
+    files = []
+    for n in range(8):
+        path = tmp_path / f"p{n}.jsonl"
+        path.write_text("".join(json.dumps({"id": i, "prediction": "yes" if (k + n) % 3 == 0 else "no"}) + "\n"
+                                for k, i in enumerate(ids)))
+        files.append(path)
+    store = SQLiteStore(tmp_path / "s")
+    service = LeaderboardService(store, Settings(), ["idrbench"])
+    service.scoring = ScoringPool(2)
+    answers: list[dict] = []
+
+    def submitter(n: int) -> None:
+        answers.append(service.submit(f"user{n}", "idrbench:ipi", str(files[n]), f"org/model-{n}")[1])
+
+    threads = [threading.Thread(target=submitter, args=(n,)) for n in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        service.scoring.close()
+    assert [a["status"] for a in answers] == ["FINISHED"] * 8, answers
+    requests = store.list_requests()
+    assert len(requests) == 8 and {r.status for r in requests} == {"FINISHED"}
+    results = [r for r in store.list_results() if not r.is_reference]
+    assert sorted(r.request_id for r in results) == sorted(r.request_id for r in requests)
+    assert len({r.result_id for r in results}) == 8
+    assert service.scoring.process_ids and os.getpid() not in service.scoring.process_ids

@@ -1,0 +1,131 @@
+"""The leaderboard Space's fixed costs (issue 28): page load against the number of stored rows, and the time to the
+first page on a first and a second start.
+
+    PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/leaderboard_space.py [--rows 0,100,1000] [--repeat 3]
+
+Page load: the Space's own ``load`` handler (what every visitor's page runs), on a store holding N synthetic result
+rows, against a baseline in the same run: the same handler with the pre-issue-28 read path (no results version, no
+per-load snapshot, so every table, plot and dropdown reads and decodes the store again). Start: ``build_app`` plus
+one page load, in a fresh process, first on an empty store (baselines and fingerprints computed) then again on the
+same store (the second start: fingerprints from the store's cache). Data: SCIPROBE_LEADERBOARD_DATA as set by the
+caller (pinned release data), else the bundled sample. Results go to bench/results/leaderboard_space.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from load import load_note, machine_condition, write_results  # noqa: E402
+
+
+class Unversioned:
+    """The store as the Space saw it before issue 28: no results version, so every call reads the table."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "results_version":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def fill(store, rows: int) -> None:
+    from sciprobe.leaderboard.records import ResultRecord
+
+    for i in range(rows):
+        report = {"metric": "m", "mode": "strict", "macro_f1": (i % 97) / 97, "macro_f1_ci": [0.1, 0.9],
+                  "coverage": {"n_items": 40, "n_scored": 40, "n_failed": 0, "failure_rate": 0.0}}
+        store.add_result(ResultRecord(
+            request_id=f"req-{i}", user=f"user{i % 50}", model_name=f"org{i % 50}/model-{i}", task="idrbench:ipi",
+            benchmark="idrbench", benchmark_version="1.0.0", dataset_fingerprint="fp-bench", headline="macro_f1",
+            default_mode="strict", scores={"strict": report, "official": {**report, "mode": "official"}},
+            provenance={"note": "bench row"}, model_family=f"fam{i % 7}"))
+
+
+def page_load_seconds(demo, repeat: int) -> float:
+    load = next(f for f in demo.fns.values() if f.api_name == "load")
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        load.fn(None, None, None, None)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def page_loads(rows: int, repeat: int) -> tuple[float, float]:
+    from sciprobe.leaderboard.app import Settings, build_app
+    from sciprobe.leaderboard.store import SQLiteStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteStore(Path(tmp) / "store")
+        fill(store, rows)
+        now = page_load_seconds(build_app(store, Settings(), ["idrbench"]), repeat)
+        old_demo = build_app(Unversioned(store), Settings(), ["idrbench"])
+        old_demo.sciprobe_service.one_read = contextlib.nullcontext  # no per-load snapshot either
+        before = page_load_seconds(old_demo, repeat)
+    return before, now
+
+
+_START = """
+import time, sys
+t0 = float(sys.argv[1])
+from sciprobe.leaderboard.app import Settings, build_app
+demo = build_app(None, Settings.from_env())
+load = next(f for f in demo.fns.values() if f.api_name == "load")
+load.fn(None, None, None, None)
+print(time.time() - t0)
+"""
+
+
+def start_seconds(store_dir: Path) -> float:
+    env = {**os.environ, "SCIPROBE_LEADERBOARD_DIR": str(store_dir), "SCIPROBE_LEADERBOARD_STORE": "sqlite",
+           "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", _START, repr(time.time())], env=env, capture_output=True,
+                         text=True, check=True, timeout=1800)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", default="0,100,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--conditions", default="quiet,busy")
+    args = parser.parse_args()
+    data = os.environ.get("SCIPROBE_LEADERBOARD_DATA") or "bundled sample"
+    lines = ["# Leaderboard Space: page load and start (issue 28)", "",
+             f"Data: {data}. Command: `PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/leaderboard_space.py "
+             f"--rows {args.rows} --repeat {args.repeat}`. {load_note()}", "",
+             "| condition | measure | before (pre-#28 read path) | now | ratio |", "|---|---|---|---|---|"]
+    verdicts = []
+    for name in args.conditions.split(","):
+        with machine_condition(name) as condition:
+            for rows in [int(r) for r in args.rows.split(",")]:
+                before, now = page_loads(rows, args.repeat)
+                lines.append(f"| {condition.describe()} | page load, {rows} rows | {before:.2f} s | {now:.2f} s | "
+                             f"{before / now:.1f}x |")
+                if rows == 1000:
+                    verdicts.append(f"{name}: page load with 1,000 rows {now:.2f} s (target <= 0.5 s): "
+                                    f"{'met' if now <= 0.5 else 'NOT met'}")
+            with tempfile.TemporaryDirectory() as tmp:
+                first, second = start_seconds(Path(tmp)), start_seconds(Path(tmp))
+            lines.append(f"| {condition.describe()} | first page after process start | {first:.1f} s (first "
+                         f"start) | {second:.1f} s (second start) | {first / second:.1f}x |")
+            verdicts.append(f"{name}: second start to first page {second:.1f} s (target <= 5 s): "
+                            f"{'met' if second <= 5 else 'NOT met'}")
+        print("\n".join(lines[-4:]), flush=True)
+    write_results(ROOT / "bench" / "results" / "leaderboard_space.md", lines, verdicts)
+
+
+if __name__ == "__main__":
+    main()
