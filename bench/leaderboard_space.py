@@ -96,16 +96,74 @@ def start_seconds(store_dir: Path) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def _prediction_files(folder: Path, count: int) -> list[Path]:
+    import json
+
+    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.validation import task_target
+
+    ids = task_target("idrbench:ipi", data_for("idrbench")).ids
+    files = []
+    for n in range(count):
+        path = folder / f"p{n}.jsonl"
+        path.write_text("".join(json.dumps({"id": i, "prediction": "yes" if (k * 7 + n) % 5 < 2 else "no"}) + "\n"
+                                for k, i in enumerate(ids)))
+        files.append(path)
+    return files
+
+
+def submissions_per_second(count: int, submitters: int, processes: int) -> float:
+    """``count`` distinct submissions of idrbench:ipi sent by ``submitters`` threads at once through the Space's
+    service, scored in this thread (``processes`` 0) or by a pool of ``processes``; submissions per second."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sciprobe.leaderboard.app import LeaderboardService, Settings
+    from sciprobe.leaderboard.scoring_pool import ScoringPool
+    from sciprobe.leaderboard.store import SQLiteStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = _prediction_files(Path(tmp), count)
+        service = LeaderboardService(SQLiteStore(Path(tmp) / "store"), Settings(), ["idrbench"])
+        service.scoring = ScoringPool(processes)
+        if processes > 1:  # the Space starts its processes at launch, before any visitor: not in the measure
+            service.scoring.warm_up()
+            service.scoring._pool().submit(int).result()
+            time.sleep(5)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(submitters) as threads:
+            statuses = list(threads.map(lambda n: service.submit(f"user{n}", "idrbench:ipi", str(files[n]),
+                                                                 f"org/model-{n}")[1]["status"], range(count)))
+        elapsed = time.perf_counter() - start
+        service.scoring.close()
+        assert statuses == ["FINISHED"] * count, statuses
+    return count / elapsed
+
+
+def throughput_rows(condition, count: int) -> tuple[list[str], float]:
+    cores = os.cpu_count() or 1
+    single = submissions_per_second(count, 1, 0)
+    threads_only = submissions_per_second(count, 8, 0)
+    pooled = submissions_per_second(count, 8, cores)
+    rows = [f"| {condition.describe()} | {count} submissions, 1 submitter, scored in-thread (baseline) | "
+            f"{single:.2f}/s | | 1.0x |",
+            f"| {condition.describe()} | {count} submissions, 8 submitters, scored in-thread (pre-#28) | "
+            f"{threads_only:.2f}/s | | {threads_only / single:.2f}x |",
+            f"| {condition.describe()} | {count} submissions, 8 submitters, pool of {cores} processes | | "
+            f"{pooled:.2f}/s | {pooled / single:.2f}x |"]
+    return rows, pooled / single
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", default="0,100,1000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--conditions", default="quiet,busy")
+    parser.add_argument("--submissions", type=int, default=24)
     args = parser.parse_args()
     data = os.environ.get("SCIPROBE_LEADERBOARD_DATA") or "bundled sample"
     lines = ["# Leaderboard Space: page load and start (issue 28)", "",
              f"Data: {data}. Command: `PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/leaderboard_space.py "
-             f"--rows {args.rows} --repeat {args.repeat}`. {load_note()}", "",
+             f"--rows {args.rows} --repeat {args.repeat} --submissions {args.submissions}`. {load_note()}", "",
              "| condition | measure | before (pre-#28 read path) | now | ratio |", "|---|---|---|---|---|"]
     verdicts = []
     for name in args.conditions.split(","):
@@ -123,7 +181,12 @@ def main() -> None:
                          f"start) | {second:.1f} s (second start) | {first / second:.1f}x |")
             verdicts.append(f"{name}: second start to first page {second:.1f} s (target <= 5 s): "
                             f"{'met' if second <= 5 else 'NOT met'}")
-        print("\n".join(lines[-4:]), flush=True)
+            if args.submissions:
+                rows, ratio = throughput_rows(condition, args.submissions)
+                lines += rows
+                verdicts.append(f"{name}: scoring throughput with 8 submitters {ratio:.2f}x a single submitter "
+                                f"(target >= 1.8x on 2 cores): {'met' if ratio >= 1.8 else 'NOT met'}")
+        print("\n".join(lines[-7:]), flush=True)
     write_results(ROOT / "bench" / "results" / "leaderboard_space.md", lines, verdicts)
 
 

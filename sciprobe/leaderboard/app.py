@@ -39,6 +39,7 @@ from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
 from sciprobe.leaderboard.intervals import headline_interval
+from sciprobe.leaderboard.records import SubmissionRequest
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.store_factory import open_store
 from sciprobe.leaderboard.validation import (
@@ -162,6 +163,27 @@ class Settings:
 
         data = parse_data_setting(os.environ.get(DATA_ENV), benchmark_names())  # a bad pin fails at start
         return cls(auth, max_recent, window, max_bytes, tuple(sorted(data.items())))
+
+
+def accept_submission(store: LeaderboardStore, settings: Settings, benchmarks: Sequence[str], pins: dict,
+                      user: str | None, task: str, file_path: str | None, model_name: str, model_family: str,
+                      model_revision: str, model_cutoff: str, description: str,
+                      file_name: str | None) -> "SubmissionRequest":
+    """Validate, store and (inline tasks) score one submission; raises a one-line :class:`SciprobeError` when it
+    is refused. Runs in the Space's process or in a scoring process (:mod:`~sciprobe.leaderboard.scoring_pool`)."""
+    user = validate_user(user)
+    model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
+    error = task_ref_error(task)
+    if error:
+        raise SubmissionError(error)
+    bench = task.partition(":")[0]
+    if bench not in benchmarks:
+        raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
+    location = pins[bench].resolve()
+    sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
+                              max_bytes=settings.max_bytes)
+    return lb_queue.submit(store, sub, user, data=lambda b: pins[b].resolve(), max_recent=settings.max_recent,
+                           window=settings.window)
 
 
 class LeaderboardService:
@@ -305,45 +327,19 @@ class LeaderboardService:
         return pd.DataFrame(rows, columns=["Submitted", "Status", "Model", "Task", "User", "Items", "Error", "File",
                                            "Request"])
 
-    def _scorer(self):
-        """Score a claimed request in the scoring pool (None: in this thread, the queue's default). A pool that
-        broke (a process died) is replaced, and the request, still claimed, is scored here instead."""
-        if not self.scoring.enabled:
-            return None
-
-        def score(claimed):
-            from concurrent.futures.process import BrokenProcessPool
-
-            try:
-                return self.scoring.score(self.store, claimed, {claimed.benchmark: self.pins[claimed.benchmark]
-                                                                .resolve()})
-            except BrokenProcessPool:
-                self.scoring.close()
-                return lb_queue.process_request(self.store, claimed, data=lambda b: self.pins[b].resolve())
-
-        return score
-
     def submit(self, user: str | None, task: str, file_path: str | None, model_name: str, model_family: str = "",
                model_revision: str = "", model_cutoff: str = "", description: str = "", *,
                file_name: str | None = None) -> tuple[str, dict[str, Any]]:
         """Validate, store, score. Returns (markdown status, request record or error).
 
         ``file_name`` is the name the browser sent (default: the uploaded file's base name)."""
+        args = (user, task, file_path, model_name, model_family, model_revision, model_cutoff, description,
+                file_name)
         try:
-            user = validate_user(user)
-            model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
-            error = task_ref_error(task)
-            if error:
-                raise SubmissionError(error)
-            bench = task.partition(":")[0]
-            if bench not in self.benchmarks:
-                raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
-            location = self.pins[bench].resolve()
-            sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
-                                      max_bytes=self.settings.max_bytes)
-            request = lb_queue.submit(self.store, sub, user, data=lambda b: self.pins[b].resolve(),
-                                      max_recent=self.settings.max_recent,
-                                      window=self.settings.window, score=self._scorer())
+            if self.scoring.enabled:  # validated, stored and scored in a scoring process: off this one's GIL
+                request = self.scoring.accept(self.store, self.settings, self.benchmarks, self.pins, args)
+            else:
+                request = accept_submission(self.store, self.settings, self.benchmarks, self.pins, *args)
         except SciprobeError as exc:
             return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
         if request.status == "FINISHED" and request.result_id:

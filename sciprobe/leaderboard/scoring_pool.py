@@ -1,10 +1,11 @@
 """Scoring submissions in worker processes, so throughput grows with concurrent submitters up to the cores.
 
-Scoring a submission is CPU-bound Python (parsing, metrics, bootstrap intervals): in the Space's request threads
-it holds the GIL, and 50 submitters sent at once were scored at 1.17x a single one on 2 cores (issue 28). Here the
-request thread claims the request (as before) and a process of a :class:`ScoringPool` scores it on the same
-SQLite file — the store is safe across processes, and every change is made under the claim, so nothing is lost
-or scored twice. The thread waits for the child and then reads the request back.
+Accepting a submission is CPU-bound Python (validation against the pinned data, scoring, bootstrap intervals): in
+the Space's request threads it holds the GIL, and 50 submitters sent at once were scored at 1.17x a single one on
+2 cores (issue 28). Here the request thread hands the whole submission (validate, store, score) to a process of a
+:class:`ScoringPool`, which works on the same SQLite file: the store is safe across processes (dedupe, rate limit
+and ownership are one transaction; scoring happens under a claim), so nothing is lost or scored twice. The thread
+waits for the child and then reads the request back.
 
 Only a :class:`~sciprobe.leaderboard.store.SQLiteStore` on the real clock can be shared this way (a hub store
 keeps its state in the Space's process; an injected clock cannot cross into a child): with any other store the
@@ -19,17 +20,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 from sciprobe.errors import SciprobeError
 from sciprobe.leaderboard.records import SubmissionRequest, utc_now
 from sciprobe.leaderboard.store import LeaderboardStore, SQLiteStore
 
 PROCESSES_ENV = "SCIPROBE_LEADERBOARD_SCORING_PROCESSES"
-
-Scorer = Callable[[LeaderboardStore, SubmissionRequest, Callable[[str], str]], SubmissionRequest]
 
 
 def processes_from_env() -> int:
@@ -50,21 +51,25 @@ def shareable(store: LeaderboardStore) -> bool:
     return isinstance(store, SQLiteStore) and store.clock is utc_now
 
 
-def _score_in_child(folder: str, request_id: str, locations: Mapping[str, str]) -> int:
-    """In the pool's process: open the store, score the (already claimed) request under its claim; returns the
-    process id (which processes scored is part of what the pool reports)."""
-    from sciprobe.leaderboard.queue import process_request
+def _accept_in_child(folder: str, settings: Any, benchmarks: Sequence[str], pins: dict,
+                     args: tuple) -> tuple[int, str | None, str | None]:
+    """In a pool process: open the store and accept the submission there (validate, store, score). Returns
+    (process id, request id, None) or (process id, None, the one-line reason it was refused)."""
+    from sciprobe.leaderboard.app import accept_submission
 
     store = SQLiteStore(folder)
     try:
-        process_request(store, store.get_request(request_id), data=lambda benchmark: locations[benchmark])
+        request = accept_submission(store, settings, benchmarks, pins, *args)
+    except SciprobeError as exc:
+        return os.getpid(), None, str(exc)
     finally:
         store.close()
-    return os.getpid()
+    return os.getpid(), request.request_id, None
 
 
 def _warm() -> None:
     """Import the scoring path once per process, before the first submission waits on it."""
+    import sciprobe.leaderboard.app  # noqa: F401
     import sciprobe.leaderboard.queue  # noqa: F401
     import sciprobe.scoring_cli  # noqa: F401
 
@@ -96,13 +101,23 @@ class ScoringPool:
             for _ in range(self.processes):
                 pool.submit(_warm)
 
-    def score(self, store: SQLiteStore, request: SubmissionRequest, locations: Mapping[str, str]) -> SubmissionRequest:
-        """Score a claimed request in a pool process; the request as the store has it afterwards."""
-        pid = self._pool().submit(_score_in_child, str(Path(store.folder)), request.request_id,
-                                  dict(locations)).result()
+    def accept(self, store: SQLiteStore, settings: Any, benchmarks: Sequence[str], pins: dict,
+               args: tuple) -> SubmissionRequest:
+        """:func:`~sciprobe.leaderboard.app.accept_submission` in a pool process; the request as the store has it
+        afterwards, or the child's refusal raised here. A process that died takes no request with it unnoticed:
+        the pool is replaced and the submitter told (a request it had stored stays in the queue)."""
+        try:
+            pid, request_id, refused = self._pool().submit(_accept_in_child, str(Path(store.folder)), settings,
+                                                           list(benchmarks), dict(pins), args).result()
+        except BrokenProcessPool:
+            self.close()
+            raise SciprobeError("the scoring process stopped; if the Queue tab lists your request, the scoring "
+                                "worker will score it, else submit again") from None
         with self._lock:
             self.process_ids.add(pid)
-        return store.get_request(request.request_id)
+        if refused is not None:
+            raise SciprobeError(refused)
+        return store.get_request(request_id)
 
     def close(self) -> None:
         with self._lock:

@@ -168,3 +168,29 @@ def test_concurrent_submissions_scored_in_processes_none_lost_or_duplicated(tmp_
     assert sorted(r.request_id for r in results) == sorted(r.request_id for r in requests)
     assert len({r.result_id for r in results}) == 8
     assert service.scoring.process_ids and os.getpid() not in service.scoring.process_ids
+
+
+def test_a_submission_refused_in_a_scoring_process_is_reported(tmp_path, monkeypatch):
+    import json
+
+    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.scoring_pool import ScoringPool
+    from sciprobe.leaderboard.validation import task_target
+
+    monkeypatch.setenv("SCIPROBE_HOME", str(tmp_path / "home"))
+    ids = task_target("idrbench:ipi", data_for("idrbench")).ids
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "prediction": "no"}) + "\n" for i in ids))
+    store = SQLiteStore(tmp_path / "s")
+    service = LeaderboardService(store, Settings(), ["idrbench"])
+    service.scoring = ScoringPool(2)
+    try:
+        first = service.submit("alice", "idrbench:ipi", str(path), "org/m")
+        again = service.submit("alice", "idrbench:ipi", str(path), "org/m")
+        taken = service.submit("bob", "idrbench:ipi", str(path), "ORG/M")
+    finally:
+        service.scoring.close()
+    assert first[1]["status"] == "FINISHED"
+    assert again[1]["status"] == "REJECTED" and "duplicate submission" in again[1]["error"]
+    assert taken[1]["status"] == "REJECTED" and "belongs to alice" in taken[1]["error"]
+    assert len(store.list_requests()) == 1
