@@ -48,6 +48,8 @@ BENCHES = [
      "card_stderr.py", "<= 1% of the first scoring"),
     ("SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1", "ray_dry_experiment.py",
      ">= 1.7x, identical scores"),
+    ("Leaderboard Space: page load vs rows, first page on a second start, concurrent submitters vs one",
+     "leaderboard_space.py", "<= 0.5 s with 1,000 rows; <= 5 s; >= 1.8x on 2 cores"),
 ]
 INTRO += "\n| bench | command | target |\n|---|---|---|\n" + "".join(
     f"| {claim} | `.venv/bin/python bench/{script}` | {target} |\n" for claim, script, target in BENCHES)

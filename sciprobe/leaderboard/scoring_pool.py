@@ -51,19 +51,26 @@ def shareable(store: LeaderboardStore) -> bool:
     return isinstance(store, SQLiteStore) and store.clock is utc_now
 
 
+_child_stores: dict[str, SQLiteStore] = {}  # in a pool process: one open store per folder, kept between requests
+
+
+def _child_store(folder: str) -> SQLiteStore:
+    """Opening a store writes (its schema check takes the write lock): a pool process opens it once."""
+    if folder not in _child_stores:
+        _child_stores[folder] = SQLiteStore(folder)
+    return _child_stores[folder]
+
+
 def _accept_in_child(folder: str, settings: Any, benchmarks: Sequence[str], pins: dict,
                      args: tuple) -> tuple[int, str | None, str | None]:
-    """In a pool process: open the store and accept the submission there (validate, store, score). Returns
+    """In a pool process: accept the submission on the shared store (validate, store, score). Returns
     (process id, request id, None) or (process id, None, the one-line reason it was refused)."""
     from sciprobe.leaderboard.app import accept_submission
 
-    store = SQLiteStore(folder)
     try:
-        request = accept_submission(store, settings, benchmarks, pins, *args)
+        request = accept_submission(_child_store(folder), settings, benchmarks, pins, *args)
     except SciprobeError as exc:
         return os.getpid(), None, str(exc)
-    finally:
-        store.close()
     return os.getpid(), request.request_id, None
 
 
