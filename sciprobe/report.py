@@ -196,6 +196,8 @@ def data_used(entry: Mapping[str, Any], mode: str) -> DataUsed:
     cutoff = prov.get("cutoff") or {}
     partial = prov.get("partial") or {}
     limit, total, after = prov.get("limit"), cutoff.get("n_items_after"), cutoff.get("cutoff")
+    if isinstance(limit, Mapping):  # a --limit sample's record ({"n", "seed", "strategy"}, sciprobe.task_data)
+        limit = limit.get("n")
     asked = min(limit, total) if limit is not None and total is not None else total
     if asked is None:
         asked = ((entry["scores"].get(mode) or {}).get("coverage") or {}).get("n_items")

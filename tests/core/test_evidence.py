@@ -325,17 +325,19 @@ def test_observation_6_lighteval_results_import_rescored_and_other_files_are_one
     """`sciprobe leaderboard --import DIR` with lighteval's own results and details of our card: the complete run
     is rescored by sciprobe (every mode, coverage, the dataset's fingerprint; the same numbers lighteval printed),
     the partial one and a stray file are one warning line each, and the import goes on."""
-    import sciprobe.leaderboard.app as app
+    import sciprobe.leaderboard.commands as commands
 
     folder = tmp_path / "runs"
     import shutil
 
     shutil.copytree(lighteval_runs["root"], folder)
     (folder / "results_stray.json").write_text('{"config_general": {"lighteval_sha": "?"}, "results": 3}')
-    monkeypatch.setattr(app, "launch", lambda **kwargs: None)  # the import step of the command, no server
+    served = []
+    monkeypatch.setattr(commands, "serve", lambda host, port: served.append(port))  # the import step, no server
     store_dir = tmp_path / "store"
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_STORE", "sqlite")
     assert main(["leaderboard", "--import", str(folder), "--store-dir", str(store_dir)]) == 0
+    assert len(served) == 1  # then the Space is served
     captured = capsys.readouterr()
     assert "imported 1 task result(s)" in captured.out
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]

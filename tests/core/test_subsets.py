@@ -102,7 +102,7 @@ def test_a_limit_run_is_labelled_never_ranked_above_a_full_run(no_first: Path, t
     assert provenance["limit"] == {"n": 8, "seed": 0, "strategy": "stratified by gold label"}
     assert provenance["subset"] == {"kind": "limit", "n": 8, "of": 16}
     assert main(["report", str(path), "--out", str(tmp_path / "report")]) == 0
-    assert "<td class=num>8/16 (limit)</td>" in (tmp_path / "report" / "index.html").read_text()
+    assert "<td class=\"num\">8/16 (limit)</td>" in (tmp_path / "report" / "index.html").read_text()
     assert main(["export", str(path), "--dataset-id", "org/idrbench"]) == 2
     assert "not the benchmark" in capsys.readouterr().err
     assert main(["export", str(path), "--dataset-id", "org/idrbench", "--format", "eval-results",
