@@ -23,6 +23,14 @@ Environment:
                                       folder also works); a benchmark it does not name is scored against its
                                       bundled sample, a *demo*, which every tab then says
                                       (:mod:`~sciprobe.leaderboard.pins`)
+  ``SCIPROBE_LEADERBOARD_SCORING_PROCESSES`` processes that validate and score submissions (default: the CPU
+                                      count; 0 or 1: in the request thread; SQLite store only,
+                                      :mod:`~sciprobe.leaderboard.scoring_pool`)
+
+Fixed costs (issue 28): the results table is decoded once per change (the store's ``results_version``) and at most
+once per page load (:meth:`LeaderboardService.one_read`); the dataset fingerprints the start-up baseline check
+needs are kept in the store per pinned revision (:func:`~sciprobe.leaderboard.baseline_runs.cached_fingerprint`),
+so a second start does not load the data again.
 """
 
 import datetime as dt

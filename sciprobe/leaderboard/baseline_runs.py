@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -62,18 +64,42 @@ def _inputs_key(benchmark: Any, task: Any, location: str) -> str:
     return head + "folder:" + digest
 
 
+class _FolderCache:
+    """The derived-value cache for a store that has none of its own (the hub store): a SQLite file in the
+    leaderboard folder (``$SCIPROBE_LEADERBOARD_DIR``; on a Space, persistent storage keeps it across restarts)."""
+
+    def __init__(self) -> None:
+        from sciprobe.leaderboard.store import default_store_dir
+
+        folder = default_store_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "derived-cache.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        con.execute("CREATE TABLE IF NOT EXISTS derived_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        return con
+
+    def cached_value(self, key: str) -> str | None:
+        with closing(self._connect()) as con:
+            row = con.execute("SELECT value FROM derived_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def cache_value(self, key: str, value: str) -> None:
+        with closing(self._connect()) as con:
+            con.execute("INSERT OR REPLACE INTO derived_cache VALUES (?, ?)", (key, value))
+
+
 def cached_fingerprint(store: LeaderboardStore, benchmark: Any, task: Any, location: str) -> str:
-    """:func:`_fingerprint`, computed once per pinned revision (or folder state) and kept in the store, so a
-    restart does not load every task's data again. A store without a cache computes it every time."""
-    read, write = getattr(store, "cached_value", None), getattr(store, "cache_value", None)
-    if read is None or write is None:
-        return _fingerprint(benchmark, task, location)
+    """:func:`_fingerprint`, computed once per pinned revision (or folder state) and kept in the store (a store
+    without a cache of its own: in the leaderboard folder), so a restart does not load every task's data again."""
+    cache = store if hasattr(store, "cached_value") and hasattr(store, "cache_value") else _FolderCache()
     key = _inputs_key(benchmark, task, location)
-    found = read(key)
+    found = cache.cached_value(key)
     if found is not None:
         return found
     value = _fingerprint(benchmark, task, location)
-    write(key, value)
+    cache.cache_value(key, value)
     return value
 
 

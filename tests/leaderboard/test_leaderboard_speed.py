@@ -194,3 +194,19 @@ def test_a_submission_refused_in_a_scoring_process_is_reported(tmp_path, monkeyp
     assert again[1]["status"] == "REJECTED" and "duplicate submission" in again[1]["error"]
     assert taken[1]["status"] == "REJECTED" and "belongs to alice" in taken[1]["error"]
     assert len(store.list_requests()) == 1
+
+
+def test_a_store_without_a_cache_keeps_fingerprints_in_the_leaderboard_folder(tmp_path, monkeypatch):
+    calls: list[str] = []
+    monkeypatch.setattr(baseline_runs, "_fingerprint", lambda b, t, loc: calls.append(loc) or "fp")
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "lb"))
+
+    class Task:
+        name = "ipi"
+
+    class Bench:
+        name, version = "idrbench", "1.0.0"
+
+    for _ in range(2):  # two starts of a Space on the hub store (no cache of its own)
+        assert baseline_runs.cached_fingerprint(object(), Bench, Task, "org/data@abc") == "fp"
+    assert calls == ["org/data@abc"]
