@@ -8,7 +8,14 @@ rows, against a baseline in the same run: the same handler with the pre-issue-28
 per-load snapshot, so every table, plot and dropdown reads and decodes the store again). Start: ``build_app`` plus
 one page load, in a fresh process, first on an empty store (baselines and fingerprints computed) then again on the
 same store (the second start: fingerprints from the store's cache). Data: SCIPROBE_LEADERBOARD_DATA as set by the
-caller (pinned release data), else the bundled sample. Results go to bench/results/leaderboard_space.md.
+caller (pinned release data), else the bundled sample. Submissions: idrbench:ipi on the same data, one distinct file per submitter.
+Results go to bench/results/leaderboard_space.md. The release-data run:
+
+    SCIPROBE_LEADERBOARD_DATA=idrbench=/path/to/built/idrbench PYTHONPATH=. HF_HUB_OFFLINE=1 \
+        .venv/bin/python bench/leaderboard_space.py
+
+(built from the v1 release files with ``sciprobe.build.build_benchmark``, as tests/conftest.py's
+``idrbench_release_built`` does).
 """
 
 from __future__ import annotations
@@ -123,7 +130,8 @@ def submissions_per_second(count: int, submitters: int, processes: int) -> float
 
     with tempfile.TemporaryDirectory() as tmp:
         files = _prediction_files(Path(tmp), count)
-        service = LeaderboardService(SQLiteStore(Path(tmp) / "store"), Settings(), ["idrbench"])
+        service = LeaderboardService(SQLiteStore(Path(tmp) / "store"), Settings(data=Settings.from_env().data),
+                                     ["idrbench"])
         service.scoring = ScoringPool(processes)
         if processes > 1:  # the Space starts its processes at launch, before any visitor: not in the measure
             service.scoring.warm_up()
