@@ -15,5 +15,6 @@ if parent_process() is None:
     demo = build_app()
 
 if __name__ == "__main__":
-    demo.sciprobe_service.scoring.warm_up()  # scoring processes start in the background; the page does not wait
+    # scoring processes start and load their data in the background; the page does not wait
+    demo.sciprobe_service.scoring.warm_up(demo.sciprobe_service.pins)
     demo.queue(default_concurrency_limit=8).launch(**launch_options())

@@ -642,7 +642,8 @@ def launch(*, host: str = "127.0.0.1", port: int | None = None, store_dir: Path 
     if store_dir is not None:
         os.environ["SCIPROBE_LEADERBOARD_DIR"] = str(store_dir)
     demo = build_app()
-    demo.sciprobe_service.scoring.warm_up()  # scoring processes start in the background; the page does not wait
+    # scoring processes start and load their data in the background; the page does not wait
+    demo.sciprobe_service.scoring.warm_up(demo.sciprobe_service.pins)
     demo.queue(default_concurrency_limit=8)
     demo.launch(server_name=host, server_port=port, prevent_thread_lock=prevent_thread_lock,
                 **{**launch_options(), **kwargs})
