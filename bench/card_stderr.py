@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from load import load_note, median_range, write_results  # noqa: E402
 
-from sciprobe.benchmarks import get_benchmark  # noqa: E402
+from sciprobe.core.registry import get_benchmark  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "card_stderr.md"
 TARGET = 0.01
@@ -62,7 +62,7 @@ def idea_rows(scratch: Path) -> list[dict]:
     """The bundled sample's idea-generation rows, built as the card reads them."""
     import datasets
 
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     bench = get_benchmark("sgibench")
     build_benchmark(bench, bench.sample_source, scratch / "sgi", configs=["idea_generation"])

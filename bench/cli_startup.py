@@ -11,7 +11,7 @@ its wall clock from spawn to exit; ``--runs`` runs per condition, quiet and busy
 - ``python -m sciprobe --help``, ``python -m sciprobe tasks``, ``python -m sciprobe cutoffs``,
   ``python -m sciprobe cutoffs --help``;
 - ``sciprobe tasks`` with its index of the declarations not cached (``SCIPROBE_HOME`` fresh for every run: the
-  first run after an install or a change to a declaration computes it, :mod:`sciprobe.cli_index`; reference
+  first run after an install or a change to a declaration computes it, :mod:`sciprobe.cli.index`; reference
   only, no target).
 
 Bytecode and the declarations' index are cached, as on a user's machine after the first command: the commands

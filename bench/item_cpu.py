@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from load import CONDITIONS, load_note, machine_condition, median_range, write_results  # noqa: E402
 from stub_process import stub_process  # noqa: E402
 
-from sciprobe.evaluation import EvaluationRequest, evaluate  # noqa: E402
+from sciprobe.run.evaluation import EvaluationRequest, evaluate  # noqa: E402
 
 TARGET_MS = 1.0
 RESULTS = REPO / "bench" / "results" / "item_cpu.md"
@@ -47,8 +47,8 @@ VERDICT = 'def verdict(body):\n    return "Your verdict: Yes\\nConfidence score:
 
 
 def build_release(work: Path) -> Path:
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import build_benchmark
 
     release = next((r for r in RELEASES if (r / "data_exp_1.json").is_file()), None)
     if release is None:

@@ -3,7 +3,7 @@
 Command (from the repository root):  .venv/bin/python bench/judge_throughput.py [--latency 0.1] [--per-slot 20]
                                       [--concurrency 1 8 32 128] [--repeats 3] [--conditions quiet busy]
 
-The stub (sciprobe.llm.stub_server) runs in its own process, as a provider would (bench/stub_process.py), and
+The stub (sciprobe.testing.stub_server) runs in its own process, as a provider would (bench/stub_process.py), and
 sleeps ``--latency`` seconds per request. For concurrency c the best any client can do is c / latency requests per
 second (the bound); we report achieved req/s as a fraction of it. Requests are distinct (no batch dedup), the cache is
 off, and every call goes through the real stack. Client paths, measured in the same run:

@@ -9,7 +9,7 @@ Command (from the repository root):
    ``--release`` points at one already written with the same size.
 2. The floor, measured in the same run: read every release file with pyarrow and write it back (Parquet as
    Parquet, the JSON-lines files as Parquet), ``--repeat`` times, each in a subprocess.
-3. Builds it with ``sciprobe.build.build_benchmark``, each run in a **subprocess** that reports its own peak
+3. Builds it with ``sciprobe.data.build.build_benchmark``, each run in a **subprocess** that reports its own peak
    resident set size (``VmHWM``: a child's ``ru_maxrss`` would include its parent's), ``--repeat`` times
    (interleaved with the floor runs); every run must write the same
    Parquet bytes (dataset fingerprint). ``--before CHECKOUT`` also builds once with the sciprobe of another
@@ -54,8 +54,8 @@ def peak_mb():
 """
 BUILD_SCRIPT = PEAK + """
 import json, sys, time
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.build import build_benchmark, dataset_fingerprint
+from sciprobe.core.registry import get_benchmark
+from sciprobe.data.build import build_benchmark, dataset_fingerprint
 source, out, configs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 start = time.perf_counter()
 report = build_benchmark(get_benchmark("prescience"), source, out, configs=configs or None, overwrite=True)

@@ -38,10 +38,10 @@ from ray_cluster_support import LoopbackRayCluster  # noqa: E402
 
 from sciprobe.benchmarks.sgibench import prompts, score_dry  # noqa: E402
 from sciprobe.benchmarks.sgibench.dry_runner import N_TESTS, run_sgi_dry  # noqa: E402
-from sciprobe.executors import get_executor, shutdown_executors  # noqa: E402
+from sciprobe.core.executors import get_executor, shutdown_executors  # noqa: E402
 from sciprobe.llm.client import LLMClient  # noqa: E402
-from sciprobe.llm.stub_server import StubServer  # noqa: E402
-from sciprobe.runners.sandbox import run_many, sandbox_available  # noqa: E402
+from sciprobe.testing.stub_server import StubServer  # noqa: E402
+from sciprobe.sandbox.runner import run_many, sandbox_available  # noqa: E402
 
 TARGET = 1.7
 BURN = ("    acc = 0\n    for i in range({n}):\n        acc = (acc * 31 + i) % 1000003\n"
@@ -56,9 +56,9 @@ def answer(item: int, loops: int) -> str:
 def rows(n: int, tmp: Path) -> list[dict]:
     import datasets
 
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     source = write_synthetic_source(tmp / "source", n=n)
     build_benchmark(get_benchmark("sgibench"), source, tmp / "built", configs=["dry_experiment"])

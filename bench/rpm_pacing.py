@@ -3,7 +3,7 @@
 Command (from the repository root):  .venv/bin/python bench/rpm_pacing.py [--rpm 1200] [--seconds 30] [--repeats 3]
                                       [--conditions quiet busy]
 
-The loopback stub (sciprobe.llm.stub_server) enforces ``--rpm`` with a token bucket of ``--burst`` requests
+The loopback stub (sciprobe.testing.stub_server) enforces ``--rpm`` with a token bucket of ``--burst`` requests
 (2: a provider that tolerates almost no burst) and answers over-limit requests with 429 + Retry-After, as
 providers do; it sleeps ``--latency`` per answer. It runs in its own process, as a provider would
 (bench/stub_process.py: sharing this process's GIL would jitter arrivals at its bucket), a fresh one (fresh

@@ -1,4 +1,4 @@
-"""Per-run overhead of the dry-experiment sandbox (sciprobe.runners.sandbox) over a bare interpreter start.
+"""Per-run overhead of the dry-experiment sandbox (sciprobe.sandbox.runner) over a bare interpreter start.
 
 Both sides run the same trivial program with the same interpreter, alternating, in the same process:
 
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sciprobe.runners.sandbox import run_python, sandbox_available  # noqa: E402
+from sciprobe.sandbox.runner import run_python, sandbox_available  # noqa: E402
 
 PROGRAMS = {
     "print": "print('[Final Output]')\nprint(42)\n",
@@ -88,7 +88,7 @@ def main() -> int:
     cmd = "python bench/sandbox_overhead.py " + " ".join(
         a if not a.startswith("/") else a.replace(str(ROOT) + "/", "") for a in sys.argv[1:])
     lines = [
-        "# Sandbox overhead (sciprobe.runners.sandbox)",
+        "# Sandbox overhead (sciprobe.sandbox.runner)",
         "",
         (f"Command: `{cmd.strip()}` — {args.runs} alternating runs per side after 3 warm-ups; "
          f"{os.cpu_count()} cores; {reason}; euid {os.geteuid()}."),

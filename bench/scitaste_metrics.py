@@ -1,5 +1,6 @@
-"""Throughput of the SciTaste-Bench metrics (sciprobe.scoring.wape.wape_grade — Scheme 2 — and
-sciprobe.scoring.composite.scitaste_composite — Scheme 1) on 1,000,000 synthetic prediction/gold pairs, against
+"""Throughput of the SciTaste-Bench metrics (sciprobe.benchmarks.scitaste.scoring.wape.wape_grade — Scheme 2 — and
+sciprobe.benchmarks.scitaste.scoring.composite.scitaste_composite — Scheme 1) on 1,000,000 synthetic prediction/gold
+pairs, against
 a plain-Python loop of the same definitions timed in the same run; the baseline's numbers must equal ours
 (column "agree"). Target (issue): under one second each. Writes bench/results/scitaste_metrics.md.
 
@@ -29,8 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from sciprobe.scoring.composite import SUBWEIGHTS, placeholder_weights, scitaste_composite
-from sciprobe.scoring.wape import GRADE_BOUNDS_PCT, GRADES, KNOTS_V1, wape_grade
+from sciprobe.benchmarks.scitaste.scoring.composite import SUBWEIGHTS, placeholder_weights, scitaste_composite
+from sciprobe.benchmarks.scitaste.scoring.wape import GRADE_BOUNDS_PCT, GRADES, KNOTS_V1, wape_grade
 
 DISCIPLINES = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
 

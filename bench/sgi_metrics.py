@@ -1,4 +1,5 @@
-"""Throughput of the deterministic SGI-Bench metrics (sciprobe.scoring.sgi, official and paper modes) on
+"""Throughput of the deterministic SGI-Bench metrics (sciprobe.benchmarks.sgibench.scoring, official and paper modes)
+on
 100,000 synthetic items, against a naive single-loop baseline of the same official rule timed in the same run.
 The baseline's numbers must equal ours (column "agree"). Writes bench/results/sgi_metrics.md.
 
@@ -18,7 +19,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from sciprobe.scoring.sgi import (
+from sciprobe.benchmarks.sgibench.scoring import (
     deep_research,
     dry_experiment,
     idea,

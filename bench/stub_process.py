@@ -24,7 +24,7 @@ STUB_NICE = -5
 
 _SERVE = """
 import json, sys
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 {reply_source}
 stub = StubServer(reply={reply_name}, latency_s=float(sys.argv[1]), **json.loads(sys.argv[2])).start()
 print(stub.base_url, flush=True)

@@ -11,8 +11,8 @@ datasets 5 does not run loading scripts, so a builder only *produces* data. Norm
     b.download_and_prepare(); ds = b.as_dataset(split="test")
 """
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.build import builder_class
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.data.build import builder_class
 
 
 def builder(name: str) -> type:

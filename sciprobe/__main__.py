@@ -2,6 +2,6 @@
 
 import sys
 
-from sciprobe.cli import main
+from sciprobe.cli.commands import main
 
 sys.exit(main())

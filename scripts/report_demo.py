@@ -2,7 +2,7 @@
 
 Builds the v1 release files (default ``../shared/data/idrbench/data``; nothing from them is written into the
 repository, only figures of aggregate scores), runs the reference baselines on every task and a deterministic
-keyword heuristic served over loopback HTTP (``sciprobe.llm.stub_server``, so the real client, runner and parsers
+keyword heuristic served over loopback HTTP (``sciprobe.testing.stub_server``, so the real client, runner and parsers
 run) on IPI and I3 with stated confidences, adds the SciTaste-Bench sample's baselines, writes the report and,
 with ``--screenshot``, screenshots it in headless Chromium. The heuristic is a stand-in for a model, labelled as
 such in the report: it answers from discipline keywords, so its calibration curve is not flat.
@@ -70,12 +70,12 @@ def keyword_reply(body: dict) -> str:
 def run_demo(out: Path, release: Path = RELEASE, *, tasks: tuple[str, ...] = ("ipi", "i3_set1", "i3_set2"),
              with_scitaste: bool = True) -> Path:
     """Build, run, report; returns the report's index.html."""
-    from sciprobe.baselines import run_baselines
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
-    from sciprobe.evaluation import EvaluationRequest, evaluate
-    from sciprobe.llm.stub_server import StubServer
-    from sciprobe.report import build_report
+    from sciprobe.run.baselines import run_baselines
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
+    from sciprobe.testing.stub_server import StubServer
+    from sciprobe.results.html_report import build_report
 
     data = out / "build" / "idrbench"
     if not (data / "sciprobe_build.json").is_file():

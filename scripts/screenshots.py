@@ -7,7 +7,7 @@ Usage: ``.venv/bin/python scripts/screenshots.py [--out docs/screenshots]``.
 
 The judged task (PreScience ``contribution_generation``) goes through the real queue worker
 (:class:`sciprobe.leaderboard.queue.Worker`, :func:`~sciprobe.leaderboard.queue.process_pending`) with a panel of two
-judges on a loopback :class:`sciprobe.llm.stub_server.StubServer` and an offline LACER lattice template, as
+judges on a loopback :class:`sciprobe.testing.stub_server.StubServer` and an offline LACER lattice template, as
 tests/leaderboard/test_leaderboard_judged.py does. The two stub judges score a generation by its word overlap with
 the reference plus their own noise (judge ``-b`` compresses the scale and is noisier), so they agree only in part and
 the *Judge agreement* tab has something to show. Nothing leaves the machine.
@@ -68,7 +68,7 @@ def judge_reply(body: dict) -> str:
 
 def _lattice_file(path: Path) -> Path:
     """An offline LACER judge prompt (two lattices of ten scored exemplars), as the judged tests use."""
-    from sciprobe.benchmarks.prescience import lacer
+    from sciprobe.benchmarks.prescience import lacer_judge as lacer
 
     lattices = [lacer.toy_lattice(topic) for topic in ("matching", "coloring")]
     return lacer.write_lattices(path, lattices, {"note": "synthetic lattice for the screenshot demo"})
@@ -115,13 +115,13 @@ def _answers(task: str, target, gold: dict, accuracy: float, rng: random.Random)
 def populate(service, work: Path) -> None:
     """Submit synthetic predictions for every (model, task) through the real validation + scoring path; the judged
     task's submissions are scored by the queue worker with a two-judge panel on a loopback stub server."""
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.evaluation import load_task_data
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.run.evaluation import load_task_data
     from sciprobe.leaderboard.queue import Worker, data_for, process_pending
     from sciprobe.leaderboard.validation import task_target
-    from sciprobe.llm.stub_server import StubServer
-    from sciprobe.benchmarks.prescience import lacer
-    from sciprobe.scoring_cli import row_item_id
+    from sciprobe.testing.stub_server import StubServer
+    from sciprobe.benchmarks.prescience import lacer_judge as lacer
+    from sciprobe.run.score_predictions import row_item_id
 
     os.environ[lacer.TEMPLATE_ENV] = str(_lattice_file(work / "lacer-lattice.json"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                        or str(work / "home"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     from playwright.sync_api import sync_playwright
 
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.core.registry import benchmark_names, get_benchmark
     from sciprobe.leaderboard.app import build_app, launch_options
     from sciprobe.leaderboard.browser import VIEWPORT, launch_chromium, upload_file, wait_idle
 

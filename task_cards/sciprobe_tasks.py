@@ -3,7 +3,7 @@ name: sciprobe (every registered benchmark: IDRBench, PreScience, SciTaste-Bench
   added under sciprobe/benchmarks/)
 dataset: per benchmark, the folder or hub id in SCIPROBE_<BENCH>_DATA (e.g. SCIPROBE_IDRBENCH_DATA), else the
   bundled sample's build folder (`sciprobe lighteval ...` builds it on first use)
-abstract: the lighteval tasks of each benchmark, built from its declaration (sciprobe.lighteval_adapter or the
+abstract: the lighteval tasks of each benchmark, built from its declaration (sciprobe.interop.lighteval_tasks or the
   benchmark's own table builder): every single-call and judge-scored task, with the benchmark's own prompts,
   parsers and official/corrected scorers, each mode a metric (`<metric>` for the first mode, `<metric>_<mode>`
   for the others).
@@ -36,6 +36,6 @@ when the model arguments do not set one, so the bundled model finishes on a CPU)
       "idrbench:i3_set1|0" --custom-tasks task_cards/sciprobe_tasks.py
 """
 
-from sciprobe.lighteval_adapter import registry_tasks_table
+from sciprobe.interop.lighteval_tasks import registry_tasks_table
 
 TASKS_TABLE = registry_tasks_table()

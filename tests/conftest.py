@@ -42,8 +42,8 @@ def idrbench_release_built(tmp_path_factory) -> Path:
     """The full v1 release built once per session."""
     if not (SHARED_IDRBENCH / "data_exp_1.json").is_file():
         pytest.skip("IDRBench reference data not available in ../shared/data/idrbench/data")
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import build_benchmark
 
     out = tmp_path_factory.mktemp("idr-release") / "idrbench"
     build_benchmark(get_benchmark("idrbench"), SHARED_IDRBENCH, out)
@@ -115,7 +115,8 @@ def offline_evaluate(tmp_path_factory):
         yield evaluate
 
 
-# ---- sciprobe.executors: a real Ray cluster on loopback (owner: sciprobe/executors.py) --------------------------
+# ---- sciprobe.core.executors: a real Ray cluster on loopback (owner: sciprobe/core/executors.py)
+# --------------------------
 
 
 @pytest.fixture(scope="session")
@@ -124,7 +125,7 @@ def ray_cluster():
     own loopback address (tests/ray_cluster_support.py); stopped at the end. Skips when Ray is not installed."""
     from ray_cluster_support import LoopbackRayCluster
 
-    from sciprobe.executors import get_executor, ray_installed, shutdown_executors
+    from sciprobe.core.executors import get_executor, ray_installed, shutdown_executors
 
     if not ray_installed():  # not importorskip: Ray must not be imported before the cluster's token is set
         pytest.skip("Ray is not installed (pip install 'sciprobe[ray]')")

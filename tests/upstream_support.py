@@ -21,7 +21,7 @@ STAND_INS = CASES_DIR / "upstream"
 def pin_stand_ins(monkeypatch: pytest.MonkeyPatch, benchmark_name: str) -> Path:
     """Pin ``benchmark_name``'s prompt files to the stand-ins' sha256 (undone by ``monkeypatch``); returns their
     folder, for ``--upstream-dir``."""
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     upstream = get_benchmark(benchmark_name).upstream
     assert upstream is not None, benchmark_name

@@ -2,14 +2,14 @@
 """Citation-count forecast metrics (MAE, R², Pearson, Spearman, log1p MAE/Pearson) as an `evaluate` module.
 
 PreScience T4 (spec ``prescience.md`` §2 T4, pitfall 12). A thin declaration over
-:func:`sciprobe.scoring.forecast.citation_forecast`; all arithmetic lives in ``sciprobe``.
+:func:`sciprobe.benchmarks.prescience.scoring.forecast.citation_forecast`; all arithmetic lives in ``sciprobe``.
 """
 
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.forecast import citation_forecast
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.prescience.scoring.forecast import citation_forecast
 
 _DESCRIPTION = """\
 Scores forecasts of a paper's citation count (PreScience: citations in the first 12 months) against the

@@ -7,7 +7,7 @@ interface is built by hand here. Importing this file builds `demo` without launc
 
 import gradio as gr
 
-from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+from sciprobe.interop.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
 HERE = app_dir(__file__)
 

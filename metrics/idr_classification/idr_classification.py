@@ -8,7 +8,7 @@ A thin declaration over :func:`sciprobe.scoring.classification.binary_classifica
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
+from sciprobe.interop.metric_module import metric_info
 from sciprobe.scoring.classification import binary_classification
 
 _DESCRIPTION = """\

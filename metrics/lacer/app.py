@@ -8,7 +8,7 @@ import tempfile
 
 import gradio as gr
 
-from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+from sciprobe.interop.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
 HERE = app_dir(__file__)
 

@@ -2,7 +2,8 @@
 """LACER (LLM-judge similarity of generated and gold title + abstract, 1–10) as an `evaluate` module.
 
 PreScience T1 contribution generation (spec ``prescience.md`` §3). A thin declaration over
-:func:`sciprobe.scoring.lacer.lacer`; the judge prompt is upstream's (template and system message) read from a
+:func:`sciprobe.benchmarks.prescience.scoring.lacer.lacer`; the judge prompt is upstream's (template and system
+message) read from a
 local copy of the pinned commit (``upstream_dir``), or a user-supplied template file sent with sciprobe's own
 system message (``template_path``).
 """
@@ -10,9 +11,9 @@ system message (``template_path``).
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.lacer import LacerTemplate
-from sciprobe.scoring.lacer import lacer
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.prescience.scoring.lacer import LacerTemplate
+from sciprobe.benchmarks.prescience.scoring.lacer import lacer
 
 _DESCRIPTION = """\
 LACER asks an LLM judge to rate, on a calibrated 1-10 scale, how similar a generated title + abstract is to the
@@ -78,7 +79,7 @@ class Lacer(evaluate.Metric):
         if judge is None and replies is None:
             raise ValueError("lacer needs a judge callable or stored replies")
         if upstream_dir is not None:
-            from sciprobe.benchmarks.prescience.lacer import official_template
+            from sciprobe.benchmarks.prescience.lacer_judge import official_template
 
             template = official_template(upstream_dir=upstream_dir, option=None)
         else:

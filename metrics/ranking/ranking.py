@@ -9,7 +9,7 @@ Shared by IDRBench I2R and PreScience. A thin declaration over
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
+from sciprobe.interop.metric_module import metric_info
 from sciprobe.scoring.ranking import ranking_metrics
 
 _NDCG_CITATION = """\

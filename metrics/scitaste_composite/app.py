@@ -9,7 +9,7 @@ import json
 
 import gradio as gr
 
-from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+from sciprobe.interop.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
 HERE = app_dir(__file__)
 EXAMPLE_PREDICTIONS = ("[[65, 75, 55, 45, 35, 25, 15, 95], [45, 25, 35, 65, 55, 45, 85, 15], "

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """SciTaste-Bench Scheme 1 (correlation + dimension-accuracy composite) as an `evaluate` module.
 
-A thin declaration over :func:`sciprobe.scoring.composite.scitaste_composite` (spec ``scitaste.md`` §4.1,
+A thin declaration over :func:`sciprobe.benchmarks.scitaste.scoring.composite.scitaste_composite` (spec
+``scitaste.md`` §4.1,
 §6.3, §6.4, §6.7); all arithmetic lives in ``sciprobe``. The sub-score mappings are a reconstruction.
 """
 
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.composite import scitaste_composite
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.scitaste.scoring.composite import scitaste_composite
 
 _DESCRIPTION = """\
 SciTaste-Bench Scheme 1 over rows [total, A, B, C, D, E, F, G] (the ATI composite and the seven dimension

@@ -2,7 +2,8 @@
 """SGI-Bench scores (SGI-Score and its five components) as one `evaluate` module with one config per
 component plus `overall`.
 
-A thin declaration over :mod:`sciprobe.scoring.sgi` (spec ``sgibench.md`` §3, §3.6, §8, §9); all arithmetic
+A thin declaration over :mod:`sciprobe.benchmarks.sgibench.scoring` (spec ``sgibench.md`` §3, §3.6, §8, §9); all
+arithmetic
 lives in ``sciprobe``. Every config takes ``mode="official"`` (SGI-Bench@8268d43, quirks included) or
 ``mode="paper"`` (the paper's definitions).
 """
@@ -12,14 +13,14 @@ import json
 import datasets
 import evaluate
 
-from sciprobe.errors import SciprobeError
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.sgi import deep_research
-from sciprobe.scoring.sgi import dry_experiment
-from sciprobe.scoring.sgi import idea
-from sciprobe.scoring.sgi import overall
-from sciprobe.scoring.sgi import reasoning
-from sciprobe.scoring.sgi import wet_experiment
+from sciprobe.core.errors import SciprobeError
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.sgibench.scoring import deep_research
+from sciprobe.benchmarks.sgibench.scoring import dry_experiment
+from sciprobe.benchmarks.sgibench.scoring import idea
+from sciprobe.benchmarks.sgibench.scoring import overall
+from sciprobe.benchmarks.sgibench.scoring import reasoning
+from sciprobe.benchmarks.sgibench.scoring import wet_experiment
 
 _DESCRIPTION = """\
 SGI-Bench scores. Configs: `deep_research` (Exact Match; last <answer> block), `idea_generation` (objective

@@ -5,7 +5,7 @@ Importing this file builds `demo` without launching it; `python app.py` launches
 
 import gradio as gr
 
-from sciprobe.metric_space import (
+from sciprobe.interop.metric_space import (
     app_dir,
     gradio_errors,
     json_arg,

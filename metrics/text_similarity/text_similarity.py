@@ -8,7 +8,7 @@ PreScience T1 contribution generation (spec ``prescience.md`` §2 T1, pitfall 13
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
+from sciprobe.interop.metric_module import metric_info
 from sciprobe.scoring.text_similarity import bertscore, rouge_l
 
 _CITATION = """\

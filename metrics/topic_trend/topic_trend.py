@@ -2,14 +2,14 @@
 """Topic-trend forecast metrics (Δ-share R², Pearson, Spearman, MAE) as an `evaluate` module.
 
 PreScience T6/T7 (spec ``prescience.md`` §2 T6/T7, pitfall 11). A thin declaration over
-:func:`sciprobe.scoring.topic_trend.topic_trend`; all arithmetic lives in ``sciprobe``.
+:func:`sciprobe.benchmarks.prescience.scoring.topic_trend.topic_trend`; all arithmetic lives in ``sciprobe``.
 """
 
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.topic_trend import topic_trend
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
 
 _DESCRIPTION = """\
 Scores forecasts of how many papers each unit (a topic, or a topic pair) will have in the forecast period,

@@ -9,7 +9,7 @@ import json
 
 import gradio as gr
 
-from sciprobe.metric_space import app_dir, gradio_errors, load_metric, metric_interface
+from sciprobe.interop.metric_space import app_dir, gradio_errors, load_metric, metric_interface
 
 HERE = app_dir(__file__)
 EXAMPLE_TABLE = [["68", "72", "physics"], ["60", "55", "physics"], ["35", "38", "physics"],

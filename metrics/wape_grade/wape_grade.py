@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """SciTaste-Bench Scheme 2 (WAPE, grade A-F, 0-100 score) as an `evaluate` module.
 
-A thin declaration over :func:`sciprobe.scoring.wape.wape_grade` (spec ``scitaste.md`` §4.2, §4.4, §6.2);
+A thin declaration over :func:`sciprobe.benchmarks.scitaste.scoring.wape.wape_grade` (spec ``scitaste.md`` §4.2, §4.4,
+§6.2);
 all arithmetic lives in ``sciprobe``.
 """
 
 import datasets
 import evaluate
 
-from sciprobe.metric_module import metric_info
-from sciprobe.scoring.wape import wape_grade
+from sciprobe.interop.metric_module import metric_info
+from sciprobe.benchmarks.scitaste.scoring.wape import wape_grade
 
 _DESCRIPTION = """\
 Weighted absolute percentage error of predicted vs gold scores on a 0-100 scale, WAPE = sum|p - g| / sum g

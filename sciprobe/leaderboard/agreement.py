@@ -1,6 +1,8 @@
 """Judge agreement: how far the judges of one panel agree, item by item (pure: records in, numbers / figures out).
 
-Where a result was scored by several judges, the per-sample details carry each judge's own verdict:
+Where a result was scored by several judges, the per-sample details carry each judge's own verdict. Any runner
+reports them in the generic record field ``judge_scores`` = ``{judge id: score or None}`` per item (its scale in
+``judge_scale``), so a new judged task needs no edit here; two benchmarks' older record formats are read too:
 
 * PreScience ``contribution_generation`` (LACER panel): ``lacer_official`` = ``{judge id: score or None}`` per
   item (the judge's 0-10 LACER score as parsed in the official mode);
@@ -23,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
 
 #: provenance key under which a result keeps its per-judge item scores
 PROVENANCE_KEY = "judge_scores"
@@ -31,7 +33,7 @@ PROVENANCE_KEY = "judge_scores"
 
 def _maybe_json(value: Any) -> Any:
     """Detail cells hold dicts/lists as JSON text; a details file written in the all-text fallback of
-    :func:`sciprobe.results.write_details` encodes them twice, hence the loop."""
+    :func:`sciprobe.results.write.write_details` encodes them twice, hence the loop."""
     for _ in range(2):
         if not (isinstance(value, str) and value[:1] in '{["'):
             break
@@ -42,10 +44,14 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def _lacer_scores(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+#: the record field in which a runner reports each judge's item score (``{judge id: score or None}``)
+JUDGE_SCORES_FIELD = "judge_scores"
+
+
+def _per_judge_scores(records: Sequence[Mapping[str, Any]], field: str) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for record in records:
-        per_judge = _maybe_json(record.get("lacer_official"))
+        per_judge = _maybe_json(record.get(field))
         if not isinstance(per_judge, Mapping):
             continue
         item = str(_maybe_json(record.get("id")))
@@ -88,10 +94,15 @@ def _idea_votes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[st
 def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The per-judge item scores of one task's detail records, or None when fewer than two judges voted.
 
-    Returns ``{"source": "lacer_official" | "sgi_idea_votes", "scale": str, "judges": {judge: {item: score}}}``
+    Returns ``{"source": "judge_scores" | "lacer_official" | "sgi_idea_votes", "scale": str,
+    "judges": {judge: {item: score}}}``
     (plus ``"verdicts"`` for SGI votes: ``{judge: {"item|swapped|dimension": "generated" | "reference"}}``)."""
-    if any("lacer_official" in r for r in records):
-        table, source, scale, extra = _lacer_scores(records), "lacer_official", "LACER score (0-10)", {}
+    if any(JUDGE_SCORES_FIELD in r for r in records):
+        scale = next((str(r["judge_scale"]) for r in records if r.get("judge_scale")), "judge score")
+        table, source, extra = _per_judge_scores(records, JUDGE_SCORES_FIELD), JUDGE_SCORES_FIELD, {}
+    elif any("lacer_official" in r for r in records):
+        table = _per_judge_scores(records, "lacer_official")
+        source, scale, extra = "lacer_official", "LACER score (0-10)", {}
     elif any("judge_calls" in r for r in records):
         table, verdicts = _idea_votes(records)
         source, scale = "sgi_idea_votes", "share of votes won by the generated idea (0-1)"
@@ -104,7 +115,8 @@ def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str,
 
 
 def judge_scores_from_details(path: Path) -> dict[str, Any] | None:
-    """:func:`judge_scores_from_records` of a details Parquet written by :func:`sciprobe.results.write_details`."""
+    """:func:`judge_scores_from_records` of a details Parquet written by
+    :func:`sciprobe.results.write.write_details`."""
     import pyarrow.parquet as pq
 
     return judge_scores_from_records(pq.read_table(path).to_pylist())

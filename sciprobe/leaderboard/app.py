@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
 from sciprobe.leaderboard.intervals import headline_interval
@@ -83,7 +83,7 @@ ABOUT = """
   text or `{"id", "prediction": "yes"|"no"|null}`; I2R: `{"id", "ranking": [titles], "scores": [...]}`), or the
   details `.parquet` that `lighteval --save-details` wrote for a run of sciprobe's task cards (its answers are
   rescored; its golds must be this leaderboard's data). The Space validates it strictly and scores it with
-  `sciprobe score` (`sciprobe.scoring_cli.score_file`) against the pinned dataset of the benchmark.
+  `sciprobe score` (`sciprobe.run.score_predictions.score_file`) against the pinned dataset of the benchmark.
 * **Complete results only:** a submission has one line per test item (null for no answer): a *missing* prediction
   is not a wrong answer, and a *partial* file is refused. Runs whose calls got no answer, or that a budget cut
   short, are *incomplete* and never imported. Only *complete* results are shown and ranked, and only on every item
@@ -166,7 +166,7 @@ class Settings:
                 from None
         if max_recent < 0 or window.total_seconds() <= 0 or max_bytes <= 0:
             raise SciprobeError("SCIPROBE_LEADERBOARD_RATE_LIMIT and SCIPROBE_LEADERBOARD_MAX_BYTES must be positive")
-        from sciprobe.benchmarks import benchmark_names
+        from sciprobe.core.registry import benchmark_names
         from sciprobe.leaderboard.pins import DATA_ENV, parse_data_setting
 
         data = parse_data_setting(os.environ.get(DATA_ENV), benchmark_names())  # a bad pin fails at start
@@ -352,7 +352,7 @@ class LeaderboardService:
             return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
         if request.status == "FINISHED" and request.result_id:
             result = self.store.get_result(request.result_id)
-            from sciprobe.benchmarks import resolve_task
+            from sciprobe.core.registry import resolve_task
 
             from sciprobe.scoring.ranges import display_decimals
 
@@ -379,7 +379,7 @@ def loadable_benchmarks() -> list[str]:
     taking the whole leaderboard down."""
     import warnings
 
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.core.registry import benchmark_names, get_benchmark
 
     names = []
     for name in benchmark_names():
@@ -397,7 +397,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
     """The Gradio Blocks of the leaderboard (not launched)."""
     import gradio as gr
 
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.breakdown_tab import build_breakdown_tab
 
     settings = settings or Settings.from_env()

@@ -4,7 +4,7 @@
 every (baseline, task) the benchmark declares (``Benchmark.baselines``), it looks for a stored reference result on
 the data the leaderboard scores that benchmark against (:mod:`~sciprobe.leaderboard.pins`: the pinned dataset or
 the bundled sample), by dataset fingerprint. Missing ones — a new store, or pinned data that changed — are scored
-by the path of ``sciprobe baselines`` (:func:`sciprobe.baselines.run_baselines`, cheap non-LLM predictors) and
+by the path of ``sciprobe baselines`` (:func:`sciprobe.run.baselines.run_baselines`, cheap non-LLM predictors) and
 imported (:func:`~sciprobe.leaderboard.importer.import_results_file`). Results on earlier data stay, as separate
 rows (their *Revision* says which data), like any model's.
 
@@ -27,7 +27,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.pins import DATA_ENV, DataPin
 from sciprobe.leaderboard.records import identity_key
 from sciprobe.leaderboard.reference import PREFIX
@@ -43,10 +43,10 @@ def _log(message: str) -> None:
 def _fingerprint(benchmark: Any, task: Any, location: str) -> str:
     """The fingerprint a result on ``location`` records (a built folder: its shards' checksum, computed once)."""
     if Path(location).is_dir():
-        from sciprobe.build import dataset_fingerprint
+        from sciprobe.data.build import dataset_fingerprint
 
         return dataset_fingerprint(Path(location))
-    from sciprobe.task_data import load_task_data
+    from sciprobe.data.task_data import load_task_data
 
     return load_task_data(benchmark, task, location).fingerprint
 
@@ -106,7 +106,7 @@ def cached_fingerprint(store: LeaderboardStore, benchmark: Any, task: Any, locat
 def missing_baselines(store: LeaderboardStore, benchmark: Any, location: str,
                       notes: list[str]) -> dict[str, list[str]]:
     """{baseline name: [task names]} with no stored reference result on ``location``'s data."""
-    from sciprobe.baselines import baselines_of
+    from sciprobe.run.baselines import baselines_of
 
     have = {(identity_key(r.model_name), r.task, r.dataset_fingerprint)
             for r in store.list_results(benchmark.name) if r.is_reference}
@@ -145,8 +145,8 @@ def _keep_complete(path: Path, results: list[Any], name: str, notes: list[str]) 
 
 def ensure_benchmark(store: LeaderboardStore, pin: DataPin, *, log: Log = _log) -> list[str]:
     """Compute and store the missing reference baselines of one benchmark; returns the notes for its tab."""
-    from sciprobe.baselines import baselines_of, run_baselines
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.run.baselines import baselines_of, run_baselines
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.importer import import_results_file, pinned_lookup
 
     benchmark = get_benchmark(pin.benchmark)

@@ -32,7 +32,7 @@ from sciprobe.leaderboard.tables import (
     score_value,
 )
 from sciprobe.leaderboard.validation import display_text
-from sciprobe.numbers import count
+from sciprobe.core.numbers import count
 
 ALL_ITEMS = "All items"
 #: a results file with more groups than this (outside input) shows the first ones only
@@ -43,7 +43,7 @@ SHOWN_IDENTITY = ["Benchmark", "Version", "Revision", "Dataset", "Prompts", "Sub
 
 def breakdowns_of(ref: str) -> list[tuple[str, str]]:
     """(title, name) of every breakdown ``ref``'s declaration has (``TaskSpec.breakdowns``)."""
-    from sciprobe.benchmarks import resolve_task
+    from sciprobe.core.registry import resolve_task
 
     return [(b.title or b.name, b.name) for b in resolve_task(ref)[1].breakdowns]
 

@@ -1,5 +1,5 @@
 """``sciprobe leaderboard`` and ``sciprobe publish``: argument definitions and handlers, ready to be wired into
-``sciprobe/cli.py`` (two lines each)::
+``sciprobe/cli/commands.py`` (two lines each)::
 
     from sciprobe.leaderboard.commands import (cmd_leaderboard, cmd_publish, configure_leaderboard_parser,
                                                configure_publish_parser)
@@ -8,7 +8,7 @@
     configure_publish_parser(sub.add_parser("publish", help="stage or upload the dataset / metric / Space to the Hub"))
     COMMANDS.update({"leaderboard": cmd_leaderboard, "publish": cmd_publish})
 
-Handlers return an exit status and raise :class:`~sciprobe.errors.SciprobeError` for user errors, like the others.
+Handlers return an exit status and raise :class:`~sciprobe.core.errors.SciprobeError` for user errors, like the others.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
         import datetime as dt
 
-        from sciprobe.errors import SciprobeError
+        from sciprobe.core.errors import SciprobeError
 
         lease = getattr(args, "lease_seconds", 600.0)
         if not 0 < lease < 10 ** 7:
@@ -86,18 +86,18 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             return 2
         return 0
     if any(getattr(args, name, None) not in (None, False) for name in ("judge", "max_calls", "max_cost", "no_cache")):
-        from sciprobe.errors import SciprobeError
+        from sciprobe.core.errors import SciprobeError
 
         raise SciprobeError("--judge, --max-calls, --max-cost and --no-cache apply to the scoring worker: "
                             "add --worker")
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store_factory import open_store
 
-    from sciprobe.sources import missing_path_message
+    from sciprobe.data.sources import missing_path_message
 
     for folder in args.imports or []:  # a mistyped --import is an error, not an empty board served anyway
         if not Path(folder).exists():
-            from sciprobe.errors import SciprobeError
+            from sciprobe.core.errors import SciprobeError
 
             raise SciprobeError(missing_path_message(str(folder), "--import"))
     folders = args.imports or ([Path("results/demo")] if Path("results/demo").is_dir() else [])
@@ -172,7 +172,7 @@ def configure_publish_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from sciprobe.publish import publish
+    from sciprobe.interop.publish import publish
 
     artifacts = publish(args.kind, args.repo_id, dry_run=args.dry_run, out=args.out, benchmark=args.benchmark,
                         source=args.source, token=os.environ.get("HF_TOKEN"), sample=getattr(args, "sample", False))

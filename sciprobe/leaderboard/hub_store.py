@@ -1,6 +1,6 @@
 """The Hub-backed leaderboard store: a requests dataset repo and a results dataset repo (the HF leaderboard
 template's data contract, shared/spec/ecosystem.md §7), all I/O through a
-:class:`~sciprobe.leaderboard.hub_api.HubApi`.
+:class:`~sciprobe.interop.hub_api.HubApi`.
 
 Layout::
 
@@ -16,7 +16,7 @@ Within one process a lock makes dedupe, rate limiting and model-name ownership e
 transactions, so run one *submitting* writer (the Space) per repo pair.
 
 Several *workers* may share the repos: a claim is a conditional commit (``parent_commit`` = the head the worker
-read; :class:`~sciprobe.leaderboard.hub_api.CommitConflict` when another commit landed in between, then it
+read; :class:`~sciprobe.interop.hub_api.CommitConflict` when another commit landed in between, then it
 re-reads and retries), and so are a claimed request's status changes — the Hub's equivalent of SQLite's
 ``UPDATE ... WHERE the claim is free or expired``. A claimed request's result is committed to the results repo
 before its FINISHED status, so a crash between the two leaves a RUNNING request whose lease expires and which is
@@ -34,8 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
-from sciprobe.leaderboard.hub_api import CommitConflict, HubApi
+from sciprobe.core.errors import SciprobeError
+from sciprobe.interop.hub_api import CommitConflict, HubApi
 from sciprobe.leaderboard.records import (
     FAILED,
     FINISHED,
@@ -67,7 +67,7 @@ from sciprobe.leaderboard.store import (
     worn_out,
     worn_out_message,
 )
-from sciprobe.results import model_slug
+from sciprobe.results.write import model_slug
 
 #: conditional commits tried before a claim gives up for this round (the queue is busy; the worker polls again)
 CAS_ATTEMPTS = 8

@@ -3,12 +3,13 @@ leaderboard store, so a local leaderboard shows your own runs next to submission
 becomes a reference result, owned by nobody: :mod:`~sciprobe.leaderboard.reference`). Scores are taken as computed
 by sciprobe on this machine (the Space never accepts scores from submitters; this path is for the local store and
 the Space's own baselines) — but a file is outside input all the same: it is read and its schema checked by
-:func:`sciprobe.results_file.load_results_file` before anything is stored. A file that is not a sciprobe results
+:func:`sciprobe.results.read.load_results_file` before anything is stored. A file that is not a sciprobe results
 file (nor lighteval's) is refused with one line; a task whose entry is malformed, or whose numbers cannot come from its
 metric (out of the range declared in :mod:`sciprobe.scoring.ranges`, a non-finite or absurd count) is refused with
 one line and the rest imports.
 
-Only what the evidence gate shows is imported (:func:`sciprobe.evidence.rank_verdict`): a complete result covering
+Only what the evidence gate shows is imported (:func:`sciprobe.results.evidence.rank_verdict`): a complete result
+covering
 exactly the test ids of the data this leaderboard pins for its benchmark (:mod:`~sciprobe.leaderboard.pins`;
 ``SCIPROBE_LEADERBOARD_DATA``, else the bundled sample; those after its cutoff, for a cutoff result) — checked
 against the pinned data itself, not against the counts the file claims. A result on other data or on some of the
@@ -23,8 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import rank_verdict
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import rank_verdict
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
 from sciprobe.leaderboard.pins import DataPin, data_pin
 from sciprobe.leaderboard.queue import knowledge_cutoff
@@ -32,8 +33,8 @@ from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
 from sciprobe.leaderboard.reference import checked_flag
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.validation import sanitize_text
-from sciprobe.numbers import count
-from sciprobe.results_file import ForeignResultsFile, load_results_file
+from sciprobe.core.numbers import count
+from sciprobe.results.read import ForeignResultsFile, load_results_file
 
 MAX_NAME_CHARS = 200
 COVERAGE_KEYS = ("n_items", "n_scored", "n_failed")
@@ -82,7 +83,7 @@ def _text(value: Any, what: str, limit: int = MAX_NAME_CHARS) -> str:
 
 def _check_task(key: str, task: Any) -> tuple[str, Any]:
     """(base task ref, TaskSpec) of one task entry whose structure and numbers are sound, else SciprobeError."""
-    from sciprobe.benchmarks import resolve_task
+    from sciprobe.core.registry import resolve_task
     from sciprobe.scoring.ranges import out_of_range
 
     if not isinstance(task, dict) or not isinstance(task.get("provenance"), dict):
@@ -118,7 +119,7 @@ def _check_task(key: str, task: Any) -> tuple[str, Any]:
     return ref, spec
 
 
-#: (task ref, the result's cutoff or None) -> the pinned items it must cover (sciprobe.evidence.PinnedItems)
+#: (task ref, the result's cutoff or None) -> the pinned items it must cover (sciprobe.results.evidence.PinnedItems)
 PinnedLookup = Callable[[str, "str | None"], Any]
 
 
@@ -248,7 +249,7 @@ def import_results_file(store: LeaderboardStore, path: Path, user: str = "local"
     knowledge = knowledge_cutoff(model_id, None) if reference is None else None
     ids = []
     for ref, entry in merged.items():
-        from sciprobe.benchmarks import resolve_task
+        from sciprobe.core.registry import resolve_task
 
         prov = entry["provenance"]
         default = entry["default"]

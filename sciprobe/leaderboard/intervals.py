@@ -6,7 +6,7 @@ shows ``[low, high]`` in its own column next to the score (the score column stay
 interval is shown only when it is the interval *of that number*: the same metric, an estimate equal to the score
 shown, finite bounds with low <= high. Anything else — no ``ci`` block (a result stored before intervals were
 computed), a mode with no headline number, a ``reason`` instead of bounds, a hand-edited block — is ``n/a``, never
-an interval made up here. Stored numbers came from outside once, so they go through :mod:`sciprobe.numbers`.
+an interval made up here. Stored numbers came from outside once, so they go through :mod:`sciprobe.core.numbers`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
 
 NA = "n/a"
 CONFIDENCE = 0.95

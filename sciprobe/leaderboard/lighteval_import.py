@@ -1,5 +1,5 @@
 """Put a lighteval run of sciprobe's task cards on the leaderboard: its details are rescored by sciprobe
-(:mod:`sciprobe.lighteval_results`) into a sciprobe results file, which imports like any other.
+(:mod:`sciprobe.interop.lighteval_results`) into a sciprobe results file, which imports like any other.
 
 Used by ``sciprobe leaderboard --import`` (a lighteval ``results_*.json`` brings its details along; a details
 ``.parquet`` may be named on its own). The Space takes a details file as an upload instead
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 Warn = Callable[[str], None]
 #: imports one sciprobe results file, returns the result ids (sciprobe.leaderboard.importer passes its own)
@@ -23,9 +23,9 @@ ImportFile = Callable[[Path], list[str]]
 
 def dataset_golds(ref: str, data: str | None) -> tuple[dict[str, Any], list[str], str]:
     """({item id: gold}, item ids in order, the dataset's label) of ``ref``'s test split in ``data``."""
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.scoring_cli import row_item_id
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.run.score_predictions import row_item_id
+    from sciprobe.data.task_data import load_task_data
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data)
@@ -39,7 +39,7 @@ def _data_location(ref: str, recorded: str | None) -> str | None:
     ``SCIPROBE_<BENCH>_DATA`` (what the card reads), else None (the bundled sample)."""
     if recorded and (Path(recorded).is_dir() or ("/" in recorded and not recorded.startswith(("/", ".")))):
         return recorded
-    from sciprobe.lighteval_adapter import DATA_ENV
+    from sciprobe.interop.lighteval_tasks import DATA_ENV
 
     return os.environ.get(DATA_ENV.format(ref.split(":", 1)[0].upper())) or None
 
@@ -57,9 +57,9 @@ def model_from_details_path(path: Path) -> str:
 
 def import_details(details: Path, model: str, recorded: str | None, source: str, import_file: ImportFile) -> list[str]:
     """Rescore one details file and import the result; SciprobeError (one line) when it cannot rank."""
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.lighteval_results import check_golds, predictions_bytes, read_details
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.interop.lighteval_results import check_golds, predictions_bytes, read_details
+    from sciprobe.run.score_predictions import score_file
 
     run = read_details(details)
     ref = run.task.rsplit("|", 1)[0]
@@ -90,7 +90,7 @@ def import_lighteval_results(path: Path, data: Mapping[str, Any], import_file: I
     """Every task of a lighteval results file, rescored from its details; a task that cannot rank (no details,
     not our card, partial, other data) is one ``warn`` line and the others import."""
     from sciprobe.leaderboard.validation import sanitize_text
-    from sciprobe.lighteval_results import model_name, results_tasks
+    from sciprobe.interop.lighteval_results import model_name, results_tasks
 
     model = model_name(data)
     ids: list[str] = []

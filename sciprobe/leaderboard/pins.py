@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 DATA_ENV = "SCIPROBE_LEADERBOARD_DATA"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -44,8 +44,8 @@ class DataPin:
         """What the scorer loads; the bundled sample is built on first use (``$SCIPROBE_HOME/datasets``)."""
         if self.kind != SAMPLE:
             return self.location
-        from sciprobe.benchmarks import get_benchmark
-        from sciprobe.task_data import sample_dataset_dir
+        from sciprobe.core.registry import get_benchmark
+        from sciprobe.data.task_data import sample_dataset_dir
 
         return str(sample_dataset_dir(get_benchmark(self.benchmark)))
 

@@ -1,14 +1,14 @@
 """Submission queue and server-side scoring.
 
 Every accepted submission becomes a PENDING request in the store. Scoring always goes through
-:func:`sciprobe.scoring_cli.score_file` on the stored canonical predictions — submitted scores are never
+:func:`sciprobe.run.score_predictions.score_file` on the stored canonical predictions — submitted scores are never
 trusted. Tasks whose scoring is pure (single-call tasks parsed and scored locally, I2R rankings) are scored
 *inline* by the Space right after the request is stored (PENDING -> RUNNING -> FINISHED | FAILED within the
 same call); tasks that need an LLM judge or an agent loop (any other ``runner``) stay PENDING for
 :func:`process_pending` / :func:`run_worker`, run by a separate worker process (``sciprobe leaderboard --worker``).
 
 The worker scores such a request by running the task's real runner on a
-:class:`~sciprobe.replay.ReplayClient` (the model's answers come from the stored predictions) with real judges
+:class:`~sciprobe.run.replay.ReplayClient` (the model's answers come from the stored predictions) with real judges
 (:class:`Worker`: ``judge`` spec or ``;``-separated panel, one :class:`~sciprobe.llm.ledger.RunLedger` for the
 worker's lifetime = its ``max_calls`` / ``max_cost`` budget across requests, the response cache of
 ``sciprobe evaluate``). When the budget runs out inside a request, that request goes back to PENDING (its judge
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY
 from sciprobe.leaderboard.records import (
     DEFAULT_PROMPT_SET,
@@ -57,9 +57,9 @@ def data_for(benchmark_name: str) -> str:
 
 
 def scored_inline(task_ref: str) -> bool:
-    from sciprobe.benchmarks import resolve_task
+    from sciprobe.core.registry import resolve_task
 
-    from sciprobe.task_runner import runner_of
+    from sciprobe.run.task_runner import runner_of
 
     return runner_of(resolve_task(task_ref)[1]).reads_predictions
 
@@ -77,8 +77,8 @@ class KnowledgeCutoff:
 def knowledge_cutoff(model_name: str, claimed: str | None) -> KnowledgeCutoff:
     """The registry's cutoff when it knows the model (a claim never overrides it: a conflicting claim is kept
     beside it and shown as such), else the submitter's claim, else unknown. A month claim means the end of that
-    month, as everywhere in sciprobe.cutoffs."""
-    from sciprobe.cutoffs import parse_cutoff
+    month, as everywhere in sciprobe.data.cutoffs."""
+    from sciprobe.data.cutoffs import parse_cutoff
     from sciprobe.leaderboard.records import registry_cutoff
 
     claim = parse_cutoff(claimed).isoformat() if claimed else None
@@ -120,7 +120,7 @@ class Worker:
         for spec in split_specs(judge):  # a typo in --judge fails the worker at start, never a submission
             ModelSpec.parse(spec)
         if max_cost is not None and split_specs(judge):
-            from sciprobe.evaluation import check_priced
+            from sciprobe.run.evaluation import check_priced
 
             check_priced(split_specs(judge))
         cache = None
@@ -257,7 +257,7 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
            worker: Worker) -> tuple[ResultRecord, bytes | None]:
     """The result of one request (not stored), or :class:`_Paused` / any exception."""
     from sciprobe.llm.backends import FatalBackendError
-    from sciprobe.scoring_cli import JudgeRequired, score_file
+    from sciprobe.run.score_predictions import JudgeRequired, score_file
 
     with tempfile.TemporaryDirectory(prefix="sciprobe-lb-") as tmp:
         preds = Path(tmp) / "predictions.jsonl"
@@ -278,7 +278,7 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         except FatalBackendError as exc:  # bad judge credentials / permissions: the worker's problem
             raise _Paused(f"judge unusable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         task_result = results[0]
-        from sciprobe.evidence import COMPLETE, result_status
+        from sciprobe.results.evidence import COMPLETE, result_status
 
         incomplete = next((r.provenance.get("incomplete") or "incomplete" for r in results
                            if result_status(r.provenance) != COMPLETE), None)
@@ -290,7 +290,7 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
             raise SciprobeError("the leaderboard dataset changed since this submission was validated; resubmit")
         written = json.loads(path.read_text("utf-8"))
         block = written["sciprobe"]["tasks"][task_result.key]
-        from sciprobe.evidence import rank_verdict
+        from sciprobe.results.evidence import rank_verdict
         from sciprobe.leaderboard.validation import pinned_items
 
         # the one gate every ranked result passes: every item of the pinned data, by id
@@ -303,7 +303,8 @@ def _score(store: LeaderboardStore, request: SubmissionRequest, data: DataFor,
         details = details_file.read_bytes() if details_file.is_file() else None
         panel = _judge_scores(details_file)
         prov.update({"predictions_sha256": request.predictions_sha256, "predictions_file": request.predictions_file,
-                     "scored_by": "sciprobe.scoring_cli.score_file", "environment": written["sciprobe"]["environment"],
+                     "scored_by": "sciprobe.run.score_predictions.score_file",
+                     "environment": written["sciprobe"]["environment"],
                      "judge_ids": written["sciprobe"]["judge_ids"], "generation_parameters":
                      written["config_general"]["generation_parameters"]})
         if panel is not None:

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
@@ -106,7 +106,7 @@ def row_key(model_name: str, benchmark: str, benchmark_version: str, dataset_fin
 
 def registry_cutoff(model_name: str) -> str | None:
     """The registry's knowledge cutoff of ``model_name`` (``YYYY-MM-DD``), None when the registry does not know it."""
-    from sciprobe.cutoffs import lookup_model_cutoff
+    from sciprobe.data.cutoffs import lookup_model_cutoff
 
     try:
         return lookup_model_cutoff(model_name).cutoff.isoformat()
@@ -159,7 +159,8 @@ class ResultRecord:
     created_time: str = field(default_factory=lambda: iso(utc_now()))
     model_cutoff_source: str | None = None   # "registry" | "claim" (None: a record from before sources)
     claimed_cutoff: str | None = None        # what the submitter claimed, kept even when the registry wins
-    # the prompts the model got: "sciprobe", "upstream" or "upstream-modified" (sciprobe.upstream.RECORDED_PROMPT_SETS)
+    # the prompts the model got: "sciprobe", "upstream" or "upstream-modified"
+    # (sciprobe.run.upstream.RECORDED_PROMPT_SETS)
     prompt_set: str = DEFAULT_PROMPT_SET
     # a reference baseline's {"name", "description"} (``sciprobe baselines``): shown as a reference row, never
     # ranked, owned by nobody (``user`` is ""); None for every model result
@@ -169,7 +170,7 @@ class ResultRecord:
         # one rule for every way a record is made (import, the worker, a stored record): the set its provenance
         # shows, so upstream templates that differ from the pin are "upstream-modified" even where an older file
         # or record says "upstream"
-        from sciprobe.upstream import recorded_prompt_set
+        from sciprobe.core.prompt_sets import recorded_prompt_set
 
         provenance = self.provenance if isinstance(self.provenance, dict) else {}
         self.prompt_set = recorded_prompt_set({**provenance, "prompt_set": self.prompt_set})
@@ -211,7 +212,7 @@ class ResultRecord:
         never makes a result contamination-free: it can only admit overlap."""
         if not self.model_cutoff or not self.min_item_date:
             return None
-        from sciprobe.cutoffs import parse_cutoff
+        from sciprobe.data.cutoffs import parse_cutoff
 
         try:
             after = self.min_item_date[:10] > parse_cutoff(self.model_cutoff).isoformat()
@@ -242,7 +243,7 @@ class ResultRecord:
 
     def flat_results(self) -> dict[str, Any]:
         """lighteval-style flat metrics: default mode bare, others as ``key:mode``."""
-        from sciprobe.results import flat_scores
+        from sciprobe.results.write import flat_scores
 
         return flat_scores(self.scores, self.default_mode)
 

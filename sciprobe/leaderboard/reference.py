@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sciprobe.baselines import MODEL_PREFIX
-from sciprobe.errors import SciprobeError
+from sciprobe.run.baselines import MODEL_PREFIX
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.records import ResultRecord, identity_key
 
 PREFIX = MODEL_PREFIX + "/"
@@ -52,7 +52,7 @@ def display_name(result: ResultRecord) -> str:
 def unscored_modes(results: Iterable[ResultRecord]) -> list[str]:
     """``name · task: modes`` for every reference result lacking a mode of its task (a mode the baseline cannot be
     scored in on this data): those cells are n/a, never 0."""
-    from sciprobe.benchmarks import resolve_task
+    from sciprobe.core.registry import resolve_task
 
     out = []
     for result in results:

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.records import (
     FAILED,
     FINISHED,
@@ -573,7 +573,7 @@ def _human(window: dt.timedelta) -> str:
 
 def default_store_dir() -> Path:
     """``$SCIPROBE_LEADERBOARD_DIR``, else ``$SCIPROBE_HOME/leaderboard``."""
-    from sciprobe.paths import sciprobe_home
+    from sciprobe.core.paths import sciprobe_home
 
     env = os.environ.get("SCIPROBE_LEADERBOARD_DIR")
     return Path(env) if env else sciprobe_home() / "leaderboard"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sciprobe.errors import SciprobeError
-from sciprobe.leaderboard.hub_api import HfHubApi, LocalFolderApi
+from sciprobe.core.errors import SciprobeError
+from sciprobe.interop.hub_api import HfHubApi, LocalFolderApi
 from sciprobe.leaderboard.hub_store import HubStore
 from sciprobe.leaderboard.store import LeaderboardStore, SQLiteStore, default_store_dir
 

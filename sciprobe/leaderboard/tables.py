@@ -11,12 +11,13 @@ mode, its 95% bootstrap interval (``<score column> 95% CI``: ``[low, high]`` or 
 sum. Reference baselines (:mod:`~sciprobe.leaderboard.reference`) are rows of ``Type`` "reference baseline", listed
 after every model row and never ranked with them; the filters (family, contamination-free, search) choose among the
 models and leave the reference rows in place. Only complete results are
-shown (:mod:`sciprobe.evidence`: never a partial or incomplete one). By default (:data:`DEFAULT_MODE`, shown as
+shown (:mod:`sciprobe.results.evidence`: never a partial or incomplete one). By default (:data:`DEFAULT_MODE`, shown as
 "ranked") each task is ranked by its ``TaskSpec.ranked_mode``: a mode that scores every item, so leaving hard items
 unanswered cannot raise a rank. Every user-supplied string is passed through
 :func:`~sciprobe.leaderboard.validation.display_text`.
 
-What is shown and how it is grouped is the evidence gate's decision (:func:`sciprobe.evidence.rank_verdict`, asked
+What is shown and how it is grouped is the evidence gate's decision (:func:`sciprobe.results.evidence.rank_verdict`,
+asked
 by :func:`is_shown`, :func:`is_rankable` and :func:`rank_group`): a result after a temporal cutoff is ranked only
 among results with the same cutoff (column ``Cutoff``), after the full-data rows; a ``--limit`` sample is a row of
 Type "sample (not ranked)", after every ranked model row, in name order; a coverage cell is shown against the
@@ -35,13 +36,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.evidence import SAMPLE_GROUP, coverage_counts, rank_group, rank_verdict
+from sciprobe.results.evidence import SAMPLE_GROUP, coverage_counts, rank_group, rank_verdict
 from sciprobe.leaderboard.intervals import CI_SUFFIX, NA, headline_interval
 from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord, identity_key, short_fingerprint
 from sciprobe.leaderboard.reference import LABEL as REFERENCE_LABEL
 from sciprobe.leaderboard.reference import display_name
 from sciprobe.leaderboard.validation import display_text
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
 
 #: the mode value meaning "each task's ranked mode" (``TaskSpec.ranked_mode``); the dropdown labels it "ranked"
 DEFAULT_MODE = "default"
@@ -49,10 +50,10 @@ RANKED_LABEL = "ranked"
 ROW_COLUMN = "Row"
 #: joins the benchmark rows an overview row is made of, in its ``Row`` id
 ROW_JOIN = "+"
-#: a hidden sort key: the results a row is ranked among (sciprobe.evidence.rank_group)
+#: a hidden sort key: the results a row is ranked among (sciprobe.results.evidence.rank_group)
 GROUP_KEY = "_group"
 #: "model", "reference baseline" on a reference baseline's row (never ranked; the Model column says it too) or
-#: "sample (not ranked)" on a row of ``--limit`` samples (sciprobe.evidence: shown, never ranked)
+#: "sample (not ranked)" on a row of ``--limit`` samples (sciprobe.results.evidence: shown, never ranked)
 TYPE_COLUMN, MODEL_TYPE, SAMPLE_TYPE = "Type", "model", "sample (not ranked)"
 NO_OWNER = "—"
 #: Shown after the scores, so the numbers are visible without scrolling; ``Model`` comes first and is pinned.
@@ -89,7 +90,7 @@ class TaskColumn:
 
 def task_columns(benchmarks: Sequence[str] | None = None) -> list[TaskColumn]:
     """The registered tasks (of ``benchmarks``, default all), in declaration order."""
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.core.registry import benchmark_names, get_benchmark
     from sciprobe.scoring.ranges import display_decimals
 
     out = []
@@ -161,7 +162,8 @@ def _provenance(result: ResultRecord) -> dict[str, Any]:
 
 
 def is_shown(result: ResultRecord) -> bool:
-    """Whether a stored result is shown: the evidence gate's verdict (sciprobe.evidence). A record that says it is
+    """Whether a stored result is shown: the evidence gate's verdict (sciprobe.results.evidence). A record that says
+    it is
     partial or incomplete (an older store, a hand-edited repo file) is left out; the pinned items were checked when
     it entered the store."""
     return rank_verdict(_provenance(result)).shown
@@ -173,9 +175,10 @@ def is_rankable(result: ResultRecord) -> bool:
 
 
 def coverage_text(cov: Any, provenance: Any = None) -> str:
-    """``scored/total`` from a coverage block, against the dataset (``20/31 (cutoff)``; sciprobe.evidence); ``?``
+    """``scored/total`` from a coverage block, against the dataset (``20/31 (cutoff)``; sciprobe.results.evidence);
+    ``?``
     for a count that is no count."""
-    from sciprobe.evidence import coverage_text as against_dataset
+    from sciprobe.results.evidence import coverage_text as against_dataset
 
     return against_dataset(cov, provenance)
 
@@ -378,7 +381,7 @@ def identity_cells(first: ResultRecord, cells: Iterable[ResultRecord]) -> dict[s
 
 def prompt_set_rank(name: str) -> int:
     """Where a prompt set's rows are listed: sciprobe's, upstream's, modified upstream templates, anything else."""
-    from sciprobe.upstream import RECORDED_PROMPT_SETS
+    from sciprobe.run.upstream import RECORDED_PROMPT_SETS
 
     return RECORDED_PROMPT_SETS.index(name) if name in RECORDED_PROMPT_SETS else len(RECORDED_PROMPT_SETS)
 

@@ -1,11 +1,12 @@
 """Strict validation of leaderboard submissions, before anything is stored or scored.
 
-A submission is a predictions JSONL file for one task (the format of :mod:`sciprobe.predictions`) plus model
+A submission is a predictions JSONL file for one task (the format of :mod:`sciprobe.data.predictions`) plus model
 metadata. Checks, each failing with a one-line :class:`SubmissionError` that names the file and line:
 
 * file name: a plain base name ending in ``.jsonl``/``.json`` (no directories, ``..``, control characters), or
   ``.parquet`` for lighteval's details file of a run of sciprobe's task cards: its answers become the predictions
-  (:mod:`sciprobe.lighteval_results`) and its golds must be the pinned dataset's (else it was made on other data);
+  (:mod:`sciprobe.interop.lighteval_results`) and its golds must be the pinned dataset's (else it was made on other
+  data);
 * size: at most ``max_bytes`` (checked on disk before reading), every line at most ``max_line_bytes``;
 * encoding: UTF-8 without byte-order mark, no NUL bytes (binary files);
 * schema: one JSON object per line, no duplicate keys, only the task's fields (single-call tasks: ``id`` plus
@@ -16,8 +17,8 @@ metadata. Checks, each failing with a one-line :class:`SubmissionError` that nam
   partial submission is never ranked).
 
 The output is a canonical JSONL (sorted ids, only known fields) — what is stored, hashed for duplicate
-detection and fed to :func:`sciprobe.scoring_cli.score_file` (which reads it with
-:func:`sciprobe.predictions.read_predictions`). Free-text metadata is sanitised with :func:`sanitize_text`
+detection and fed to :func:`sciprobe.run.score_predictions.score_file` (which reads it with
+:func:`sciprobe.data.predictions.read_predictions`). Free-text metadata is sanitised with :func:`sanitize_text`
 and HTML-escaped for display with :func:`display_text`.
 """
 
@@ -34,13 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.reference import PREFIX as REFERENCE_PREFIX
 from sciprobe.leaderboard.reference import reserved_model_name
-from sciprobe.numbers import MAX_ABS_NUMBER, finite_number
+from sciprobe.core.numbers import MAX_ABS_NUMBER, finite_number
 
 MAX_FILE_BYTES = 20_000_000
-MAX_LINE_BYTES = 256_000          # well under sciprobe.predictions.MAX_LINE_BYTES
+MAX_LINE_BYTES = 256_000          # well under sciprobe.data.predictions.MAX_LINE_BYTES
 MAX_RESPONSE_CHARS = 100_000
 MAX_RANKING = 500
 MAX_TITLE_CHARS = 2_000
@@ -120,7 +121,7 @@ def validate_model_info(model_name: Any, model_family: Any = "", model_revision:
         raise SubmissionError(f"model revision {_short(revision)} may only use letters, digits and . _ - /")
     cutoff = sanitize_text(model_cutoff, 10) or None
     if cutoff is not None:
-        from sciprobe.cutoffs import parse_cutoff
+        from sciprobe.data.cutoffs import parse_cutoff
 
         try:
             parse_cutoff(cutoff)
@@ -178,10 +179,10 @@ class TaskTarget:
 
 @functools.lru_cache(maxsize=64)
 def _load_target(ref: str, data: str | None, fingerprint_key: str) -> TaskTarget:
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.scoring_cli import row_item_id
-    from sciprobe.task_data import load_task_data
-    from sciprobe.task_runner import runner_of
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.run.score_predictions import row_item_id
+    from sciprobe.data.task_data import load_task_data
+    from sciprobe.run.task_runner import runner_of
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data)
@@ -211,7 +212,7 @@ def task_target(ref: str, data: str | None) -> TaskTarget:
         raise SubmissionError(task_ref_error(ref))
     key = ""
     if data and Path(data).is_dir():
-        from sciprobe.build import dataset_fingerprint
+        from sciprobe.data.build import dataset_fingerprint
 
         key = dataset_fingerprint(Path(data))
     return _load_target(ref, data, key)
@@ -219,10 +220,10 @@ def task_target(ref: str, data: str | None) -> TaskTarget:
 
 @functools.lru_cache(maxsize=64)
 def _cutoff_ids(ref: str, data: str | None, fingerprint_key: str, cutoff: str) -> tuple[str, ...]:
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.cutoffs import parse_cutoff
-    from sciprobe.scoring_cli import row_item_id
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.data.cutoffs import parse_cutoff
+    from sciprobe.run.score_predictions import row_item_id
+    from sciprobe.data.task_data import load_task_data
 
     benchmark, task = resolve_task(ref)
     loaded = load_task_data(benchmark, task, data, cutoff=parse_cutoff(cutoff))
@@ -232,8 +233,8 @@ def _cutoff_ids(ref: str, data: str | None, fingerprint_key: str, cutoff: str) -
 def pinned_items(ref: str, data: str | None, cutoff: str | None = None) -> Any:
     """What a result of ``ref`` must cover to be ranked on the data ``data`` (a leaderboard's pin): its test ids,
     those after ``cutoff`` (ISO date) when the result has one
-    (:class:`sciprobe.evidence.PinnedItems`; :func:`sciprobe.evidence.rank_verdict` decides)."""
-    from sciprobe.evidence import PinnedItems
+    (:class:`sciprobe.results.evidence.PinnedItems`; :func:`sciprobe.results.evidence.rank_verdict` decides)."""
+    from sciprobe.results.evidence import PinnedItems
 
     target = task_target(ref, data)
     ids = target.ids
@@ -244,7 +245,7 @@ def pinned_items(ref: str, data: str | None, cutoff: str | None = None) -> Any:
 
 def task_ref_error(ref: Any) -> str | None:
     """None when ``ref`` names a registered task, else the message."""
-    from sciprobe.benchmarks import resolve_task
+    from sciprobe.core.registry import resolve_task
 
     if not isinstance(ref, str) or not ref:
         return "choose a task (BENCH:TASK)"
@@ -253,7 +254,7 @@ def task_ref_error(ref: Any) -> str | None:
     except SciprobeError as exc:
         return f"wrong task: {sanitize_text(exc, 300)}"
     # agent loops: no predictions file can stand in for them
-    from sciprobe.scoring_cli import replay_refusal
+    from sciprobe.run.score_predictions import replay_refusal
 
     return replay_refusal(ref)
 
@@ -261,8 +262,8 @@ def task_ref_error(ref: Any) -> str | None:
 @functools.lru_cache(maxsize=8)
 def _tasks_taking(field_name: str) -> str:
     """The registered tasks whose predictions files carry ``field_name`` (for hints)."""
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
-    from sciprobe.task_runner import runner_of
+    from sciprobe.core.registry import benchmark_names, get_benchmark
+    from sciprobe.run.task_runner import runner_of
 
     refs = [f"{b}:{t.name}" for b in benchmark_names() for t in get_benchmark(b).tasks.values()
             if field_name in runner_of(t).prediction_fields(t)]
@@ -408,7 +409,7 @@ def parse_submission(data: bytes, target: TaskTarget, file_name: str, *,
 def lighteval_details_predictions(path: Path, target: TaskTarget, name: str) -> bytes:
     """A lighteval details file of ``target``'s task as predictions JSONL (its answers as raw ``response`` text);
     its golds must be the leaderboard dataset's: details made on other data are refused, whatever their ids."""
-    from sciprobe.lighteval_results import check_golds, predictions_bytes, read_details
+    from sciprobe.interop.lighteval_results import check_golds, predictions_bytes, read_details
 
     try:
         run = read_details(path)
@@ -427,7 +428,7 @@ def _refuse_lighteval_results(raw: bytes, name: str) -> None:
     (rather than "line 1: not valid JSON")."""
     if not raw.lstrip().startswith(b"{") or b"lighteval_sha" not in raw[:200_000]:
         return
-    from sciprobe.lighteval_results import is_lighteval_results
+    from sciprobe.results.read import is_lighteval_results
 
     try:
         data = json.loads(raw)

@@ -2,7 +2,7 @@
 
 Public surface, by module so that importing this package stays cheap: ``sciprobe.llm.spec.ModelSpec``,
 ``sciprobe.llm.client.LLMClient``, ``sciprobe.llm.cache.ResponseCache``, ``sciprobe.llm.types.Request`` /
-``Completion``, ``sciprobe.llm.stub_server.StubServer``. Nothing here imports litellm, torch or transformers
+``Completion``, ``sciprobe.testing.stub_server.StubServer``. Nothing here imports litellm, torch or transformers
 at import time.
 """
 

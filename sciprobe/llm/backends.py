@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm import loop as client_loop
 from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.pacing import Pacer, estimate_tokens
@@ -76,7 +76,7 @@ class FatalBackendError(SciprobeError):
 
 class QuotaExhausted(FatalBackendError):
     """The provider's quota is spent (``insufficient_quota``): no call of this model will be answered. A run
-    stops here and writes what it has, marked incomplete (sciprobe.evaluation)."""
+    stops here and writes what it has, marked incomplete (sciprobe.run.evaluation)."""
 
 
 _FROZEN = False

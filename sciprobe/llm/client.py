@@ -8,7 +8,7 @@ What the client guarantees, whatever the backend:
 
 - results come back in input order, one per request; a failed item is ``Completion(text=None,
   error="<ExceptionType>: message")`` and never raises — except bad credentials, which raise
-  :class:`~sciprobe.errors.SciprobeError` at once (every other call would fail the same way);
+  :class:`~sciprobe.core.errors.SciprobeError` at once (every other call would fail the same way);
 - read-through cache: a hit makes no call; identical requests within a batch are sent once; each success
   is stored the moment it arrives, failures never;
 - the cache key is built from the *effective* params (spec defaults + request params, minus what the model
@@ -59,7 +59,7 @@ class LLMClient:
         self.spec: ModelSpec = dataclasses.replace(parsed, **overrides) if overrides else parsed
         self.cache = cache
         self.ledger = ledger
-        self.executor = executor  # sciprobe.executors: where the bundled model generates (None: here)
+        self.executor = executor  # sciprobe.core.executors: where the bundled model generates (None: here)
         self.model_id: str = self.spec.model_id
         #: "local", "http" or "litellm": the transport this client really uses (provenance)
         self.transport: str = "local" if self.spec.is_local else self.spec.resolved_transport

@@ -22,7 +22,7 @@ import asyncio
 import json
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.backends import (APIConnectionError, Job, MalformedResponse, RemoteBackend, Timeout, _LoopState,
                                    http_status_error)
 from sciprobe.llm.replicas import Replica

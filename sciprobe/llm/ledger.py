@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.types import Completion
 from sciprobe.llm.usage import known_cost
 

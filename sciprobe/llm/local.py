@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.backends import AdmitFn, Job, ResultCallback, error_text
 from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.cache import sciprobe_home
@@ -360,7 +360,7 @@ def _executor() -> ThreadPoolExecutor:
 
 class LocalBackend:
     """Runs uncached jobs through the local model in batches of ``spec.concurrency`` (default 8): here, one batch
-    after another, or with a remote ``executor`` (a Ray cluster, :mod:`sciprobe.executors`) every batch as one
+    after another, or with a remote ``executor`` (a Ray cluster, :mod:`sciprobe.core.executors`) every batch as one
     task on the cluster, all at once."""
 
     persistent_loop = True  # nothing bound to a loop: the process's client loop serves

@@ -23,7 +23,7 @@ import urllib.parse
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.response_cap import DEFAULT_MAX_RESPONSE_MB
 
 LOCAL_PREFIX = "local/"

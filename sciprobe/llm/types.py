@@ -53,7 +53,7 @@ class Completion:
     skipped: bool = False  # never sent: the run's budget was spent (see sciprobe.llm.ledger)
     # The model answered with nothing (a reply without content, a null prediction in a submitted file): not ok,
     # but an answer all the same, scored as an unparsable one; a failure with ``empty`` False got no answer
-    # at all (sciprobe.evidence: such items are left out of every score and make the run incomplete).
+    # at all (sciprobe.results.evidence: such items are left out of every score and make the run incomplete).
     empty: bool = False
     # The assistant message's tool calls, OpenAI chat format ([{"id", "type": "function", "function": {"name",
     # "arguments": "<json string>"}}]), when the request offered ``tools`` in its params and the model called

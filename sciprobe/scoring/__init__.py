@@ -1,5 +1,6 @@
-"""Pure metric functions, one module per family; every result carries its mode and coverage."""
+"""Generic metric functions, one module per family (a benchmark's own metrics live in its folder); every result
+carries its mode and coverage."""
 
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 __all__ = ["Coverage", "ScoreReport"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 __all__ = ["BootstrapSettings", "bootstrap", "interval", "mcnemar", "paired_bootstrap_p", "units_of"]
 

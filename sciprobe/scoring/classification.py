@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.core.errors import SciprobeError
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 __all__ = ["LABELS", "binary_classification", "normalize_label", "official_metrics", "sklearn_macro_f1",
            "subject_set_f1"]

@@ -8,7 +8,8 @@ and group *masks*, a ``(k, n)`` 0/1 array, and gives the ``(B, k)`` values of ev
 one call. Items whose column holds NaN are not scored in that mode
 (e.g. the official IDRBench mode drops unparsable answers) and never enter the statistic.
 
-``sciprobe.analysis`` checks that the statistic over all items gives the scorer's own headline before it reports
+``sciprobe.results.analysis`` checks that the statistic over all items gives the scorer's own headline before it
+reports
 an interval, so a statistic that drifts from its scorer shows up as a note, never as a wrong interval.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 __all__ = ["ItemScores", "STATISTICS", "evaluate_statistic", "mean_items", "binary_f1_items", "wape_items",
            "delta_share_r2_items"]

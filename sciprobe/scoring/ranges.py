@@ -1,10 +1,13 @@
-"""The valid range of every score a metric reports, declared once per metric family (``TaskSpec.metric``).
+"""The valid range of every score a metric reports: each task declares its own (``TaskSpec.score_ranges``,
+:mod:`sciprobe.core.score_ranges`), and the generic families shared by several benchmarks are declared here.
 
 A number outside its metric's range cannot come from that metric: the leaderboard's importer refuses it (a
 hand-edited or corrupted results file), the tables never show it. Keys are ``fnmatch`` patterns (``ndcg@*``);
 ``modes`` limits an entry to some modes (LACER's official mode does not clamp the judge's number, so it has no
 bound there). A key with no entry is only required to be a finite number or null; every task's headline and
 extra columns have an entry (tests/leaderboard/test_leaderboard_import.py checks it for every registered task).
+Ranges are looked up by metric family (``TaskSpec.metric``): a task's declared ranges first (tasks of one family
+share them), then this module's generic ones.
 
 Each entry also declares how many decimals a score of that key is shown with (``decimals``; the leaderboard formats
 every score cell and its interval with it, :func:`display_decimals`): 3 on a unit or correlation scale, 2 on a
@@ -14,90 +17,48 @@ every score cell and its interval with it, :func:`display_decimals`): 3 on a uni
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from sciprobe.numbers import finite_number
+from sciprobe.core.numbers import finite_number
+from sciprobe.core.score_ranges import INF, ScoreRange, unit
 
-INF = math.inf
-
-
-@dataclass(frozen=True)
-class ScoreRange:
-    key: str                       # fnmatch pattern of the score key
-    low: float = -INF
-    high: float = INF
-    modes: tuple[str, ...] = ()    # empty: every mode
-    decimals: int = 3              # how a score of this key is shown
-
-    def applies(self, key: str, mode: str) -> bool:
-        return fnmatch.fnmatchcase(key, self.key) and (not self.modes or mode in self.modes)
-
-    def contains(self, value: float) -> bool:
-        slack = 1e-9  # float rounding at the bounds (a correlation of 1.0000000000000002)
-        return self.low - slack <= value <= self.high + slack
-
-    def describe(self) -> str:
-        low = "-inf" if self.low == -INF else f"{self.low:g}"
-        high = "inf" if self.high == INF else f"{self.high:g}"
-        return f"[{low}, {high}]"
-
-
-def _unit(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, 0.0, 1.0) for k in keys]
-
-
-def _percent(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, 0.0, 100.0, decimals=2) for k in keys]
-
-
-def _correlation(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, -1.0, 1.0) for k in keys]
-
-
-def _non_negative(*keys: str) -> list[ScoreRange]:
-    return [ScoreRange(k, 0.0, decimals=2) for k in keys]
-
-
-_REGRESSION = [*_non_negative("*mae", "*mse", "*rmse"), *_correlation("*pearson", "*spearman"),
-               ScoreRange("*r2", high=1.0)]
-
-#: metric family -> ranges of its score keys (first matching entry wins)
+#: generic metric family -> ranges of its score keys (first matching entry wins)
 METRIC_RANGES: dict[str, list[ScoreRange]] = {
-    "idr_classification": _unit("*f1*", "tpr", "tnr", "fpr", "fnr", "accuracy", "precision*", "recall*",
-                                "parse_failure_rate"),
-    "ranking": _unit("mrr", "ndcg@*", "hits@*", "recall@*", "r_precision", "map"),
-    "contribution_generation": [
-        *_unit("rougeL"), *_correlation("bertscore_f1"),
-        # LACER is a 1-10 judge scale; official mode takes the judge's first number unclamped
-        ScoreRange("lacer*", modes=("official",), decimals=2), ScoreRange("lacer_failed*", 0.0, decimals=0),
-        ScoreRange("lacer*", 1.0, 10.0, decimals=2),
-    ],
-    "citation_forecast": [*_non_negative("log1p_mae"), *_correlation("log1p_pearson"), *_REGRESSION],
-    "topic_trend": _REGRESSION,
-    "wape_grade": [*_percent("scheme2_score", "macro_scheme2_score", "scheme1_final", "part_a", "part_b"),
-                   *_non_negative("wape_pct", "abs_bias", "weighted_dim_mae", "composite_consistency_mae"),
-                   *_unit("failure_rate"), *_correlation("weighted_dim_spearman"),
-                   ScoreRange("bias"),  # the signed mean error of the total (over-rating > 0): any finite number
-                   *_REGRESSION],
-    "sgi_score": [*_non_negative("aet", "n_*"),
-                  *_percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*",
-                            "rv*", "ss", "pa", "soft_*", "ser", "objective_*", "win_rate_*", "effectiveness",
-                            "novelty", "detailedness", "feasibility", "sgi_score")],
+    "ranking": unit("mrr", "ndcg@*", "hits@*", "recall@*", "r_precision", "map"),
 }
+
+
+@functools.lru_cache(maxsize=8)
+def _declared(benchmarks: tuple[str, ...]) -> dict[str, tuple[ScoreRange, ...]]:
+    from sciprobe.core.registry import get_benchmark
+
+    out: dict[str, tuple[ScoreRange, ...]] = {}
+    for name in benchmarks:
+        for task in get_benchmark(name).tasks.values():
+            known = out.get(task.metric, ())
+            out[task.metric] = known + tuple(r for r in task.score_ranges if r not in known)
+    return out
+
+
+def ranges_of(metric: str) -> tuple[ScoreRange, ...]:
+    """The ranges of a metric family: the tasks' declared ones, then the generic ones."""
+    from sciprobe.core.registry import benchmark_names
+
+    return (*_declared(tuple(benchmark_names())).get(metric, ()), *METRIC_RANGES.get(metric, ()))
 
 
 def score_range(metric: str, key: str, mode: str) -> ScoreRange | None:
     """The declared range of ``key`` in ``mode`` of ``metric`` (None when nothing is declared)."""
-    return next((r for r in METRIC_RANGES.get(metric, ()) if r.applies(key, mode)), None)
+    return next((r for r in ranges_of(metric) if r.applies(key, mode)), None)
 
 
 def display_decimals(metric: str, key: str, mode: str = "") -> int:
     """The decimals a score ``key`` of ``metric`` is shown with (its declared range's; 3 when none is declared).
     ``mode`` "" takes the first entry of the key whatever its modes."""
-    found = next((r for r in METRIC_RANGES.get(metric, ())
+    found = next((r for r in ranges_of(metric)
                   if fnmatch.fnmatchcase(key, r.key) and (not mode or not r.modes or mode in r.modes)), None)
     return 3 if found is None else found.decimals
 
@@ -133,4 +94,4 @@ def _problem(key: str, mode: str, value: Any, metric: str, declared: ScoreRange 
     return None
 
 
-__all__ = ["METRIC_RANGES", "ScoreRange", "display_decimals", "out_of_range", "score_range"]
+__all__ = ["INF", "METRIC_RANGES", "ScoreRange", "display_decimals", "out_of_range", "ranges_of", "score_range"]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 __all__ = ["compare_to_best", "paired_wilcoxon"]
 

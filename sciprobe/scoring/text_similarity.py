@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.core.errors import SciprobeError
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 __all__ = ["OFFICIAL_BERTSCORE_MODEL", "bertscore", "lcs_length", "rouge_l", "rouge_l_pair", "tokenize"]
 

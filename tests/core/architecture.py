@@ -141,5 +141,36 @@ def name_mentions(paths: Iterable[Path], names: Iterable[str]) -> list[tuple[str
 
 
 def generic_core_files(root: Path = PACKAGE) -> list[Path]:
-    """The benchmark-agnostic core: top-level modules, the LLM client and the leaderboard."""
-    return sorted([*root.glob("*.py"), *(root / "llm").rglob("*.py"), *(root / "leaderboard").rglob("*.py")])
+    """Everything outside ``benchmarks/``, except the table of deprecated module paths (``_compat.py``), which names
+    the old homes of moved benchmark modules for one release."""
+    return sorted(p for p in root.rglob("*.py")
+                  if p.relative_to(root).parts[0] != "benchmarks" and p.name != "_compat.py")
+
+
+#: The layers, lowest first. A module may import its own layer and the layers below it, never one above. Layers on
+#: one rank are peers that may import each other. ``benchmarks`` are plugins on top: they may import every layer,
+#: and no layer imports them (the registry finds them by name). The package's face (``sciprobe/__init__``,
+#: ``_compat``, ``__main__``) imports lazily and is not a layer.
+LAYERS = {"core": 0, "scoring": 1, "llm": 2, "data": 2, "sandbox": 2, "results": 3, "testing": 3, "run": 4,
+          "interop": 5, "leaderboard": 6, "cli": 7, "benchmarks": 8}
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) for every import that points up a layer."""
+    out = []
+    for importer, targets in graph.items():
+        low = layer_of(importer)
+        if low is None:
+            continue
+        out.extend((importer, target) for target in sorted(targets)
+                   if layer_of(target) is not None and LAYERS[layer_of(target)] > LAYERS[low])
+    return sorted(out)
+
+
+def top_level_modules(root: Path = PACKAGE) -> list[str]:
+    return sorted(p.name for p in root.glob("*.py"))

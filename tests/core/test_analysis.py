@@ -1,5 +1,6 @@
 """Every results file carries the headline's bootstrap interval and per-group breakdowns with coverage, computed
-from the task's declared item statistic (sciprobe.analysis); the evaluate, score and baselines paths all get them."""
+from the task's declared item statistic (sciprobe.results.analysis); the evaluate, score and baselines paths all get
+them."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.analysis import analyse, attach_row_fields, group_labels
-from sciprobe.baselines import run_baselines
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.declaration import Breakdown, TaskSpec
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.results import TaskResult
+from sciprobe.results.analysis import analyse, attach_row_fields, group_labels
+from sciprobe.run.baselines import run_baselines
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.core.declaration import Breakdown, TaskSpec
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.results.write import TaskResult
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.item_scores import mean_items
 
@@ -110,7 +111,7 @@ def test_prescience_ranking_and_citation_baselines(tmp_path) -> None:
 
 
 def test_sgi_baselines_on_synthetic_data(tmp_path) -> None:
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
 
     write_synthetic_source(tmp_path / "src")
@@ -131,10 +132,10 @@ def test_every_baseline_of_every_benchmark_then_compare_and_report(tmp_path) -> 
     runs of a benchmark compare; one report shows them all."""
     import re
 
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.compare import compare_files
-    from sciprobe.report import build_report
+    from sciprobe.results.compare import compare_files
+    from sciprobe.results.html_report import build_report
 
     write_synthetic_source(tmp_path / "sgi-src")
     build_benchmark(get_benchmark("sgibench"), tmp_path / "sgi-src", tmp_path / "sgi")
@@ -180,7 +181,7 @@ def test_analysed_metrics_get_their_own_interval_and_breakdowns() -> None:
     """TaskSpec.analysed_metrics: each metric besides the headline gets other_ci and other_breakdowns from its own
     item statistic (asked for by name), checked against the scorer's number like the headline; the results file
     and its flat block carry them."""
-    from sciprobe.scoring.report import Coverage, ScoreReport
+    from sciprobe.scoring.score_report import Coverage, ScoreReport
 
     per_item = [{"a": 1.0, "b": 0.0}, {"a": 0.0, "b": 1.0}, {"a": 1.0, "b": 1.0}]
 

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import MAX_JSON_DEPTH, check_depth, parse_release_date, release_year
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import MAX_JSON_DEPTH, check_depth, parse_release_date, release_year
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "cases" / "build_hostile"
 CASES = json.loads((CASES_DIR / "cases.json").read_text())
@@ -102,7 +102,7 @@ def test_declared_precision_limits_what_is_accepted():
                                    "abcd-ef-gh", "２０２５-01-08", "2025-01", "2025"])
 def test_the_column_parser_agrees_with_the_one_date_parser(value):
     """Stored date columns are checked in Arrow/numpy; they accept exactly the days the scalar parser accepts."""
-    from sciprobe.cutoffs import parsed_date_column
+    from sciprobe.data.cutoffs import parsed_date_column
 
     column = pa.array(["2020-01-01", value, None]).slice(1)
     try:
@@ -158,7 +158,7 @@ def test_cutoff_compares_parsed_dates_of_every_precision(tmp_path, capsys):
 def test_load_refuses_a_dataset_whose_dates_are_not_iso(tmp_path):
     import datasets
 
-    from sciprobe.cutoffs import filter_dataset
+    from sciprobe.data.cutoffs import filter_dataset
 
     ds = datasets.Dataset.from_dict({"id": ["a", "b"], "date": ["2025-03-01", "2025/01/08"]})
     with pytest.raises(SciprobeError, match="date '2025/01/08' is not YYYY-MM-DD"):
@@ -173,7 +173,7 @@ def test_load_refuses_a_dataset_whose_dates_are_not_iso(tmp_path):
 # ---------------------------------------------------------------- glob characters in paths
 
 def test_folders_named_with_glob_characters_build_and_load(tmp_path, capsys):
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     release = tmp_path / "release[1]"
     shutil.copytree(get_benchmark("idrbench").sample_source, release)
@@ -196,8 +196,8 @@ def test_folders_named_with_glob_characters_build_and_load(tmp_path, capsys):
 def test_empty_test_split_is_not_blamed_on_a_cutoff(tmp_path):
     import datasets
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import load_task_data
 
     folder = tmp_path / "data"
     datasets.Dataset.from_dict({"id": [], "date": []}, features=datasets.Features(
@@ -216,8 +216,8 @@ def test_a_dataset_with_a_repeated_id_is_refused_when_loaded(tmp_path):
     reach a run."""
     import datasets
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import load_task_data
 
     folder = tmp_path / "data"
     datasets.Dataset.from_dict({"id": ["a", "b", "a"], "date": ["2025-03-01"] * 3}).to_parquet(

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
 
 from golden import CASES_DIR
 
@@ -91,8 +91,8 @@ def _write(path: Path, lines: list) -> Path:
 def test_score_predictions_file(tmp_path, capsys):
     import datasets
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.evaluation import sample_dataset_dir
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.run.evaluation import sample_dataset_dir
 
     rows = datasets.load_dataset(str(sample_dataset_dir(get_benchmark("idrbench"))), "ipi", split="test")
     gold = {r["id"]: ("yes" if r["label"] else "no") for r in rows}
@@ -293,7 +293,7 @@ def test_the_leaderboard_doc_shows_score_with_a_judge_as_the_cli_takes_it():
     import re
     import shlex
 
-    from sciprobe.cli import build_parser
+    from sciprobe.cli.commands import build_parser
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
     assert "does not pass `--judge`" not in text

@@ -1,4 +1,4 @@
-"""The light commands' index of the declarations (:mod:`sciprobe.cli_index`): the same rows as computing them, read
+"""The light commands' index of the declarations (:mod:`sciprobe.cli.index`): the same rows as computing them, read
 from the cache while nothing changed, recomputed when a source file, the benchmark folders or the file itself
 changed, and never an error when the cache cannot be read or written. A planted or damaged file (issue 22: the
 cases in tests/cases/cli_index_planted.json), one another user owns or could have written, a symlink, a FIFO or an
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe import cli_index as index_module
-from sciprobe import task_listing
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.cli import main
+from sciprobe.cli import index as index_module
+from sciprobe.cli import task_listing
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.cli.commands import main
 
 from golden import REPO, load_cases
 
@@ -105,7 +105,7 @@ def test_an_unwritable_home_is_not_an_error(tmp_path, monkeypatch, computations)
 
 
 def test_a_broken_declaration_is_never_cached(home, monkeypatch) -> None:
-    import sciprobe.benchmarks as registry
+    import sciprobe.core.registry as registry
 
     def names_with_a_broken_one() -> list[str]:
         warnings.warn("benchmark 'broken' is skipped: its declaration fails to import (boom)",
@@ -120,7 +120,7 @@ def test_a_broken_declaration_is_never_cached(home, monkeypatch) -> None:
 
 
 def test_another_warning_while_importing_is_shown_and_the_index_still_cached(home, monkeypatch) -> None:
-    import sciprobe.benchmarks as registry
+    import sciprobe.core.registry as registry
 
     real = registry.benchmark_names
 
@@ -135,7 +135,7 @@ def test_another_warning_while_importing_is_shown_and_the_index_still_cached(hom
 
 
 def _run(home: Path, *argv: str) -> dict:
-    probe = ("import contextlib, io, json, sys\nimport sciprobe.cli as cli\nout = io.StringIO()\n"
+    probe = ("import contextlib, io, json, sys\nimport sciprobe.cli.commands as cli\nout = io.StringIO()\n"
              "with contextlib.redirect_stdout(out):\n    try:\n        status = cli.main(sys.argv[1:])\n"
              "    except SystemExit as exc:\n        status = exc.code\n"
              "print(json.dumps({'status': status, 'output': out.getvalue(), 'modules': sorted(sys.modules)}))")
@@ -152,7 +152,7 @@ def test_a_cached_command_imports_no_declaration(argv, tmp_path) -> None:
     cold, warm = _run(tmp_path, *argv), _run(tmp_path, *argv)
     assert cold["status"] == warm["status"] == 0
     assert warm["output"] == cold["output"]
-    assert "sciprobe.declaration" in cold["modules"] and "sciprobe.declaration" not in warm["modules"]
+    assert "sciprobe.core.declaration" in cold["modules"] and "sciprobe.core.declaration" not in warm["modules"]
 
 
 def test_tasks_of_an_unknown_benchmark_is_a_one_line_error(tmp_path) -> None:
@@ -254,8 +254,8 @@ def test_every_computed_index_passes_its_own_checks(home) -> None:
 def test_a_declared_command_outside_the_benchmark_folders_is_left_out(home, monkeypatch) -> None:
     import dataclasses
 
-    import sciprobe.benchmarks as registry
-    from sciprobe.declaration import Command
+    import sciprobe.core.registry as registry
+    from sciprobe.core.declaration import Command
 
     real = registry.get_benchmark
 
@@ -273,7 +273,7 @@ def test_a_declared_command_outside_the_benchmark_folders_is_left_out(home, monk
 
 
 def test_a_benchmark_command_never_shadows_a_built_in(monkeypatch, capsys) -> None:
-    import sciprobe.cli as cli
+    import sciprobe.cli.commands as cli
 
     monkeypatch.setattr(cli, "_benchmark_commands", lambda: {
         "evaluate": {"module": "sciprobe.benchmarks.sgibench.cli", "help": "not the built-in"},

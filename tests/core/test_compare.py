@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from sciprobe.baselines import run_baselines
-from sciprobe.cli import main
-from sciprobe.compare import compare_results
+from sciprobe.run.baselines import run_baselines
+from sciprobe.cli.commands import main
+from sciprobe.results.compare import compare_results
 from sciprobe.scoring.item_scores import binary_f1_items, mean_items
 
 

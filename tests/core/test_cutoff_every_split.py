@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.errors import SciprobeError
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.core.errors import SciprobeError
 
 #: (benchmark, config) -> the splits a cutoff keeps whole; every other split of every config is filtered
 CONTEXT = {
@@ -59,8 +59,8 @@ def _middle_cutoff(benchmark, build: Path) -> dt.date:
 
 @pytest.mark.parametrize("name", benchmark_names())
 def test_no_row_at_or_before_the_cutoff_survives_in_any_split(name: str, tmp_path: Path) -> None:
-    from sciprobe.build import build_benchmark
-    from sciprobe.task_data import load_task_data, sample_dataset_dir
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.data.task_data import load_task_data, sample_dataset_dir
 
     benchmark = get_benchmark(name)
     declared = {(name, c): {s for s in spec.splits if not spec.cutoff_applies(s)}

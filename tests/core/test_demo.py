@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import resolve_task, task_refs
-from sciprobe.task_runner import runner_of
+from sciprobe.core.registry import resolve_task, task_refs
+from sciprobe.run.task_runner import runner_of
 
 REFS = task_refs()
 NEEDS_WEB_SEARCH = ("scitaste:native_search", "scitaste:dimagent_v3_native")
@@ -20,7 +20,7 @@ NEEDS_WEB_SEARCH = ("scitaste:native_search", "scitaste:dimagent_v3_native")
 @pytest.fixture
 def lacer_lattice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An invented lattice as the LACER judge prompt (the official template needs one download)."""
-    from sciprobe.benchmarks.prescience import lacer as lr
+    from sciprobe.benchmarks.prescience import lacer_judge as lr
 
     path = lr.write_lattices(tmp_path / "lattice.json", [lr.toy_lattice("graphs")], {"note": "test lattice"})
     monkeypatch.setenv("SCIPROBE_LACER_TEMPLATE", str(path))
@@ -28,7 +28,7 @@ def lacer_lattice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _request(refs: list[str], tmp_path: Path, **kw):
-    from sciprobe.evaluation import EvaluationRequest
+    from sciprobe.run.evaluation import EvaluationRequest
 
     judged = [r for r in refs if runner_of(resolve_task(r)[1]).judge == "required"]
     return EvaluationRequest(tasks=refs, model="local/smollm2", limit=1, output_dir=tmp_path / "out",
@@ -44,7 +44,7 @@ def test_there_are_23_tasks() -> None:
 
 @pytest.mark.parametrize("ref", REFS)
 def test_every_task_plans_on_its_bundled_sample(ref: str, tmp_path: Path, lacer_lattice: Path) -> None:
-    from sciprobe.plan import plan_run
+    from sciprobe.run.plan import plan_run
 
     plan = plan_run(_request([ref], tmp_path))
     calls = plan.calls
@@ -54,7 +54,7 @@ def test_every_task_plans_on_its_bundled_sample(ref: str, tmp_path: Path, lacer_
 @pytest.mark.slow
 @pytest.mark.parametrize("ref", REFS)
 def test_every_task_runs_on_the_bundled_model(ref: str, tmp_path: Path, lacer_lattice: Path, capsys) -> None:
-    from sciprobe.evaluation import evaluate
+    from sciprobe.run.evaluation import evaluate
 
     _, results = evaluate(_request([ref], tmp_path))
     if ref in NEEDS_WEB_SEARCH:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.cli import EXIT_INCOMPLETE, main
+from sciprobe.cli.commands import EXIT_INCOMPLETE, main
 from sciprobe.leaderboard.importer import import_results_dir
 from sciprobe.leaderboard.store import SQLiteStore
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 
 VERDICT = 'Your verdict: Yes\nConfidence score: 80\nSubject: ["Physics"]'
 
@@ -33,9 +33,9 @@ def results_of(out: Path) -> tuple[Path, dict]:
 
 
 def ipi_ids() -> list[str]:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.validation import task_target
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.data.task_data import sample_dataset_dir
 
     return list(task_target("idrbench:ipi", str(sample_dataset_dir(get_benchmark("idrbench")))).ids)
 
@@ -76,8 +76,8 @@ def test_failed_calls_are_left_out_parse_failures_keep_their_modes_and_a_rerun_r
     """Four items: two answered, one unparsable, one whose call fails (a 503 after the retries). The failed one is
     in no mode's score; the unparsable one is dropped by official and wrong in strict, as before. The rerun of
     the same command asks only the failed call again (failures are never cached) and is complete."""
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import load_task_data
 
     bench = get_benchmark("idrbench")
     titles = [row["title"] for row in load_task_data(bench, bench.task("ipi"), None, limit=4).rows]
@@ -137,8 +137,8 @@ def test_an_empty_reply_is_an_answer_the_parser_cannot_read_not_a_failed_call(tm
 
 def test_a_tournament_with_an_unanswered_comparison_is_left_out(tmp_path, capsys):
     """I2R: an instance whose tournament had a comparison that got no answer is no evidence of a ranking."""
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import load_task_data
 
     bench = get_benchmark("idrbench")
     first = load_task_data(bench, bench.task("i2r"), None).rows[0]
@@ -264,7 +264,7 @@ def test_observation_4_publish_refuses_a_sample_and_stages_no_local_path(tmp_pat
 def test_a_copy_of_the_sample_is_still_the_sample(tmp_path, capsys):
     import shutil
 
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     copy = tmp_path / "release-looking"
     shutil.copytree(get_benchmark("idrbench").sample_source, copy)
@@ -307,8 +307,8 @@ def lighteval_runs(tmp_path_factory):
     """A complete and a partial lighteval run of idrbench:ipi, written by lighteval's own tracker."""
     from lighteval_support import write_lighteval_run
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import sample_dataset_dir
 
     root = tmp_path_factory.mktemp("lighteval")
     os.environ["SCIPROBE_HOME"] = str(tmp_path_factory.getbasetemp() / "sciprobe-home")

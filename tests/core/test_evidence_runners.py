@@ -1,5 +1,5 @@
 """Every runner of every registered benchmark records a call that got no answer the same way (``parse_path`` =
-``"error"``, the reason in ``error``), and :func:`sciprobe.task_runner.run_task` leaves such items out of every
+``"error"``, the reason in ``error``), and :func:`sciprobe.run.task_runner.run_task` leaves such items out of every
 mode's score and marks the result incomplete. Registry-driven: a new runner is checked without a new test."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class RefusingClient:
 
 
 def _tasks() -> list[str]:
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.core.registry import benchmark_names, get_benchmark
 
     return [f"{b}:{t}" for b in benchmark_names() for t in get_benchmark(b).tasks]
 
@@ -48,9 +48,9 @@ def _tasks() -> list[str]:
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> str:
     """SGI-Bench has no bundled sample: its synthetic release, built."""
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi")
     build_benchmark(get_benchmark("sgibench"), write_synthetic_source(root / "src", n=2), root / "built")
@@ -60,9 +60,9 @@ def sgi_data(tmp_path_factory) -> str:
 @pytest.mark.parametrize("ref", _tasks())
 def test_every_runner_records_a_call_without_an_answer_and_scores_nothing_for_it(ref, sgi_data, tmp_path,
                                                                                  monkeypatch):
-    from sciprobe.benchmarks import get_benchmark, resolve_task
-    from sciprobe.benchmarks.prescience import lacer as lr
-    from sciprobe.task_runner import EvaluationRequest, run_task, runner_of
+    from sciprobe.core.registry import get_benchmark, resolve_task
+    from sciprobe.benchmarks.prescience import lacer_judge as lr
+    from sciprobe.run.task_runner import EvaluationRequest, run_task, runner_of
 
     benchmark, task = resolve_task(ref)
     if task.runner is None and task.build_messages is None:

@@ -1,4 +1,4 @@
-"""sciprobe.executors without a cluster: names, the generic map (order, bound, first error), the local executor,
+"""sciprobe.core.executors without a cluster: names, the generic map (order, bound, first error), the local executor,
 and a clear error when Ray is asked for but not installed. The Ray cluster tests are in test_ray_executor.py."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from concurrent.futures import Future
 
 import pytest
 
-import sciprobe.executors as executors
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.evaluation import EvaluationRequest
-from sciprobe.executors import Executor, LocalExecutor, check_executor_name, get_executor
+import sciprobe.core.executors as executors
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.evaluation import EvaluationRequest
+from sciprobe.core.executors import Executor, LocalExecutor, check_executor_name, get_executor
 
 
 @pytest.mark.parametrize("name, expected", [(None, "local"), ("local", "local"), (" ray ", "ray"),

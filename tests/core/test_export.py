@@ -1,4 +1,5 @@
-"""``sciprobe export``: a real results file (``sciprobe.results.write_run``) to the Hugging Face model-index front
+"""``sciprobe export``: a real results file (``sciprobe.results.write.write_run``) to the Hugging Face model-index
+front
 matter and the ``.eval_results/*.yaml`` format, checked by parsing the output back with huggingface_hub."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import yaml
 from huggingface_hub import ModelCard, parse_eval_result_entries
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.export import export_results
-from sciprobe.results import RunInfo, TaskResult, write_run
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.export import export_results
+from sciprobe.results.write import RunInfo, TaskResult, write_run
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 FP = "837ab983a1e85adfa69c6df2c2722252328c4d0cb145f1a40f2c4b2cd1010660"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.bootstrap import BootstrapSettings, bootstrap, interval, mcnemar, paired_bootstrap_p, units_of
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.item_scores import (ItemScores, binary_f1_items, delta_share_r2_items, evaluate_statistic,
                                           mean_items, wape_items)
-from sciprobe.scoring.topic_trend import topic_trend
-from sciprobe.scoring.wape import resolve_knots, wape_grade
+from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
+from sciprobe.benchmarks.scitaste.scoring.wape import resolve_knots, wape_grade
 
 
 def _labels(rng: np.random.Generator, n: int, p_none: float) -> tuple[list[str], list[str | None]]:

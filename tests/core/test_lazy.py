@@ -1,4 +1,5 @@
-"""``sciprobe.lazy``: a "module:function" callable imports its module on the first call and behaves as the function;
+"""``sciprobe.core.lazy``: a "module:function" callable imports its module on the first call and behaves as the
+function;
 every lazy reference and string hook in the declarations names a function that exists."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import sys
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.lazy import Lazy, lazy, resolve
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.core.lazy import Lazy, lazy, resolve
 
 PROBE_MODULE = "sciprobe_lazy_probe"
 

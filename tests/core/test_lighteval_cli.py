@@ -1,5 +1,6 @@
 """``sciprobe lighteval``'s own settings: lighteval's bootstrap stderr drawn in-process gives exactly the numbers
-of lighteval's forked pool (the pool can hang in a process that runs threads; see ``sciprobe.lighteval_cli``)."""
+of lighteval's forked pool (the pool can hang in a process that runs threads; see
+``sciprobe.interop.lighteval_cli``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from sciprobe.lighteval_cli import cpu_settings
+from sciprobe.interop.lighteval_cli import cpu_settings
 
 # in a fresh interpreter (no threads yet), so lighteval's own forked pool is safe to run for the comparison
 SCRIPT = """
@@ -15,7 +16,7 @@ import json, statistics
 from lighteval.metrics.utils import stderr
 population = [float((7 * i) % 23) for i in range(40)]
 pooled = stderr.bootstrap_stderr(statistics.median, population, 300)
-from sciprobe.lighteval_cli import _bootstrap_in_process
+from sciprobe.interop.lighteval_cli import _bootstrap_in_process
 _bootstrap_in_process(always=True)
 here = stderr.bootstrap_stderr(statistics.median, population, 300)
 print(json.dumps([pooled, here]))
@@ -33,7 +34,7 @@ def test_in_process_bootstrap_equals_lightevals_pool() -> None:
 def test_fork_is_unsafe_once_another_thread_runs() -> None:
     import threading
 
-    from sciprobe.lighteval_cli import fork_is_safe
+    from sciprobe.interop.lighteval_cli import fork_is_safe
 
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-import sciprobe.lighteval_cli as lighteval_cli
-from sciprobe.cli import main
+import sciprobe.interop.lighteval_cli as lighteval_cli
+from sciprobe.cli.commands import main
 
 ARGS = ["model_name=HuggingFaceTB/SmolLM2-135M-Instruct,dtype=bfloat16,tensor_parallel_size=2", "idrbench:ipi|0",
         "--custom-tasks", "task_cards/sciprobe_tasks.py", "--output-dir", "out"]

@@ -51,7 +51,7 @@ def test_run_card_reports_a_wrong_output(tmp_path: Path) -> None:
 def test_sgi_score_without_a_valid_config_fails_at_load_time(args: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     import evaluate
 
-    from sciprobe.errors import SciprobeError
+    from sciprobe.core.errors import SciprobeError
 
     monkeypatch.chdir(REPO)
     with pytest.raises(SciprobeError) as caught:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.task_data import load_task_data
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.data.task_data import load_task_data
 
 from upstream_support import STAND_INS, pin_stand_ins
 
@@ -101,7 +101,7 @@ def test_allowed_modified_templates_are_labelled_in_results_summary_and_stderr(t
 
 
 def test_modified_prompts_export_under_their_own_name(runs: dict) -> None:
-    from sciprobe.export import export_results
+    from sciprobe.results.export import export_results
 
     path, _ = _results(runs["out"] / "modified")
     card = path.with_name(path.stem + ".model-index.yaml").read_text()
@@ -135,7 +135,7 @@ def test_the_leaderboard_ranks_each_prompt_set_on_its_own(runs: dict, tmp_path: 
 def test_an_older_results_file_that_says_upstream_for_a_modified_template_is_modified(runs: dict,
                                                                                        tmp_path: Path) -> None:
     """Before the label existed a modified run recorded ``prompt_set: upstream`` with ``matches_pin: false``."""
-    from sciprobe.export import export_results
+    from sciprobe.results.export import export_results
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store import SQLiteStore
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.leaderboard.hub_api import LocalFolderApi
-from sciprobe.publish import metric_names, publish, read_front_matter
+from sciprobe.core.errors import SciprobeError
+from sciprobe.interop.hub_api import LocalFolderApi
+from sciprobe.interop.publish import metric_names, publish, read_front_matter
 
 from golden import REPO
 
@@ -108,7 +108,7 @@ def test_space_dry_run_imports_and_builds(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[-2].startswith(str(folder / "sciprobe"))
-    from sciprobe.benchmarks import benchmark_names
+    from sciprobe.core.registry import benchmark_names
 
     assert lines[-1] == str(sorted(benchmark_names()))
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.executors import get_executor, shutdown_executors
-from sciprobe.runners.sandbox import RunSpec, SandboxError, SandboxLimits, run_many, sandbox_available
+from sciprobe.cli.commands import main
+from sciprobe.core.executors import get_executor, shutdown_executors
+from sciprobe.sandbox.runner import RunSpec, SandboxError, SandboxLimits, run_many, sandbox_available
 
 needs_sandbox = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here")
 pytestmark = pytest.mark.ray_cluster
@@ -121,7 +121,7 @@ def test_executor_ray_finds_the_cluster_through_ray_address(ray_cluster, monkeyp
 #: Started as sciprobe does (get_executor("ray")); prints what it started, then ends as stdin says.
 PRIVATE_CLUSTER_RUN = """
 import json, sys
-from sciprobe.executors import get_executor, shutdown_executors
+from sciprobe.core.executors import get_executor, shutdown_executors
 executor = get_executor("ray")
 nodes = executor.nodes()
 print(json.dumps({"nodes": [n["NodeManagerAddress"] for n in nodes]}), flush=True)
@@ -141,7 +141,7 @@ def no_cluster(tmp_path):
     import shutil
     import tempfile
 
-    from sciprobe.executors import ray_installed
+    from sciprobe.core.executors import ray_installed
 
     if not ray_installed():
         pytest.skip("Ray is not installed (pip install 'sciprobe[ray]')")
@@ -273,6 +273,6 @@ def test_which_cluster_ray_joins(case, joins, no_cluster, tmp_path) -> None:
             os.chown(address_file, 65534, 65534)
     if case.startswith("RAY_ADDRESS"):
         env["RAY_ADDRESS"] = "local" if case.endswith("local") else "127.0.0.1:6379"
-    done = subprocess.run([sys.executable, "-c", "from sciprobe.executors import joins_running_cluster as j; "
+    done = subprocess.run([sys.executable, "-c", "from sciprobe.core.executors import joins_running_cluster as j; "
                            "print(j())"], capture_output=True, text=True, env=env, timeout=300)
     assert done.stdout.strip() == str(joins), done.stderr[-2000:]

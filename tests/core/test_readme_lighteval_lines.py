@@ -97,8 +97,8 @@ def _output_dir(line: str) -> str:
 
 def _build_named_data(line: str, cwd: Path) -> None:
     """A line naming a built folder (``SCIPROBE_IDRBENCH_DATA=build/idrbench``) gets the bundled sample built there."""
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import build_benchmark
 
     for name, value in re.findall(r"\bSCIPROBE_(\w+)_DATA=(\S+)", line):
         benchmark = get_benchmark(name.lower())
@@ -118,7 +118,7 @@ def _check(proc: subprocess.CompletedProcess, out: Path, task: str) -> None:
 def test_readme_lighteval_line_completes(line: str, tmp_path: Path) -> None:
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store import SQLiteStore
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     cwd = tmp_path / "work"
     cwd.mkdir()
@@ -128,7 +128,7 @@ def test_readme_lighteval_line_completes(line: str, tmp_path: Path) -> None:
     with StubServer(reply=lambda body: reply) as server:
         printed = _with_stub_model(line, server.base_url)
         # `sciprobe` is this checkout's CLI, as `pip install -e .` makes it; `$(sciprobe model-path)` runs it too
-        script = f'sciprobe() {{ "{sys.executable}" -m sciprobe.cli "$@"; }}\nset -e\n{printed}\n'
+        script = f'sciprobe() {{ "{sys.executable}" -m sciprobe.cli.commands "$@"; }}\nset -e\n{printed}\n'
         env = {**os.environ, "SCIPROBE_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-test",
                "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
         proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=3600,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.declaration import Parsed, Runner
-from sciprobe.scoring.report import ScoreReport
-from sciprobe.task_data import load_task_data, sample_dataset_dir
-from sciprobe.task_runner import runner_of
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.core.declaration import Parsed, Runner
+from sciprobe.scoring.score_report import ScoreReport
+from sciprobe.data.task_data import load_task_data, sample_dataset_dir
+from sciprobe.run.task_runner import runner_of
 
 from task_card_support import load_card
 
@@ -66,7 +66,7 @@ def test_sample_builds_and_loads(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_single_call_tasks_prompt_parse_score(name: str) -> None:
-    from sciprobe.runners.single_call import SINGLE_CALL, build_requests
+    from sciprobe.run.runners.single_call import SINGLE_CALL, build_requests
 
     folder = _sample(name)
     benchmark = get_benchmark(name)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
 
 SHA = {"InternScience/SGI-DeepResearch": "1" * 40, "InternScience/SGI-IdeaGeneration": "2" * 40,
        "InternScience/SGI-DryExperiment": "3" * 40, "InternScience/SGI-WetExperiment": "4" * 40,
@@ -117,7 +117,7 @@ def test_sgibench_sample_is_the_exact_hub_schema() -> None:
 def test_sgibench_sample_builds_and_normalises(tmp_path: Path) -> None:
     import datasets
 
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     bench = get_benchmark("sgibench")
     out = tmp_path / "sgi"
@@ -140,7 +140,7 @@ def test_sgibench_sample_references_match_the_reference_programs() -> None:
     import pyarrow.parquet as pq
 
     from sciprobe.benchmarks.sgibench.sample_writer import run_reference
-    from sciprobe.scoring.sgi.wet_experiment import parse_protocol
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import parse_protocol
 
     sample = get_benchmark("sgibench").sample_source
     for row in pq.read_table(next((sample / "SGI-DryExperiment" / "data").glob("*.parquet"))).to_pylist():

@@ -1,4 +1,4 @@
-"""sciprobe.replay.ReplayClient: the evaluated model answered from a predictions file (item order, missing and
+"""sciprobe.run.replay.ReplayClient: the evaluated model answered from a predictions file (item order, missing and
 null items, multi-turn refusal), and score_file's runner path refusing to run without a judge."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.types import Request
-from sciprobe.replay import MultiTurnTask, ReplayClient
+from sciprobe.run.replay import MultiTurnTask, ReplayClient
 
 
 def _req(item: str | None, text: str = "question") -> Request:
@@ -69,7 +69,7 @@ def test_async_interface() -> None:
 
 def test_judges_built_by_the_run_context_share_cache_and_ledger() -> None:
     """RunContext.judge_client (no judge_factory) hands the replay client's cache and ledger to the judges."""
-    from sciprobe.evaluation import EvaluationRequest, RunContext
+    from sciprobe.run.evaluation import EvaluationRequest, RunContext
     from sciprobe.llm.ledger import Budget, RunLedger
 
     ledger, cache = RunLedger(Budget(max_calls=3)), object()
@@ -80,7 +80,7 @@ def test_judges_built_by_the_run_context_share_cache_and_ledger() -> None:
 
 
 def test_score_file_needs_a_judge_for_runner_tasks(tmp_path: Path) -> None:
-    from sciprobe.scoring_cli import JudgeRequired, score_file
+    from sciprobe.run.score_predictions import JudgeRequired, score_file
 
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"id": "9900000130", "response": "Title: t\nAbstract: a"}) + "\n")
@@ -100,7 +100,7 @@ def test_agent_loop_tasks_are_refused_before_anything_runs(tmp_path: Path) -> No
         validate_model_info,
         validate_submission,
     )
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.run.score_predictions import score_file
 
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"id": "x", "response": "Score: 7"}) + "\n")

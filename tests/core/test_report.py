@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.baselines import run_baselines
-from sciprobe.cli import main
-from sciprobe.compare import compare_files
-from sciprobe.evaluation import EvaluationRequest, evaluate
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.report import build_report
+from sciprobe.run.baselines import run_baselines
+from sciprobe.cli.commands import main
+from sciprobe.results.compare import compare_files
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.results.html_report import build_report
 
 REPO = Path(__file__).resolve().parents[2]
 

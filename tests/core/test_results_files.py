@@ -1,5 +1,5 @@
 """Results files are untrusted input (issue 22, issue 23 items 4 and 5): every command that reads one goes through
-``sciprobe.results_file.load_results_file``. The golden hostile files (``tests/cases/results_files/hostile.json``)
+``sciprobe.results.read.load_results_file``. The golden hostile files (``tests/cases/results_files/hostile.json``)
 are given to each command; ``sciprobe report`` escapes every value and groups runs by the data they used."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from golden import CASES_DIR, case_ids
-from sciprobe.cli import main
+from sciprobe.cli.commands import main
 
 CASES = json.loads((CASES_DIR / "results_files" / "hostile.json").read_text("utf-8"))["cases"]
 COMMANDS = ("export", "compare", "score-overall", "report", "import")
@@ -40,7 +40,7 @@ def _as_model_run(path: Path, model: str) -> dict:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """A real results file (sciprobe baselines idrbench, majority) with per-item tables, as a model's run."""
-    from sciprobe.baselines import run_baselines
+    from sciprobe.run.baselines import run_baselines
 
     out = tmp_path_factory.mktemp("base")
     [(_, path, _)] = run_baselines("idrbench", names=["majority"], output_dir=out / "runs", log=lambda *a: None)
@@ -182,8 +182,8 @@ def test_hostile_results_file(case, command, base, tmp_path, capsys, monkeypatch
 def test_the_cap_counts_bytes_read_not_the_reported_size(tmp_path, monkeypatch):
     """A file larger than the cap is refused after reading at most cap + 1 bytes (the old check trusted st_size,
     which a device or /proc file reports as 0)."""
-    from sciprobe import results_file
-    from sciprobe.results_file import ResultsFileError, read_regular_file
+    from sciprobe.results import read as results_file
+    from sciprobe.results.read import ResultsFileError, read_regular_file
 
     path = tmp_path / "results_big.json"
     path.write_bytes(b" " * 5000)
@@ -203,7 +203,7 @@ def test_the_cap_counts_bytes_read_not_the_reported_size(tmp_path, monkeypatch):
 
 
 def test_a_symlink_to_a_regular_file_is_read_like_the_file(base, tmp_path):
-    from sciprobe.results_file import load_results_file
+    from sciprobe.results.read import load_results_file
 
     link = tmp_path / "results_link.json"
     link.symlink_to(base)
@@ -214,9 +214,9 @@ def test_a_symlink_to_a_regular_file_is_read_like_the_file(base, tmp_path):
 
 def test_every_results_file_sciprobe_writes_is_valid(tmp_path):
     """The reader accepts what the writer writes: every benchmark's baselines on its bundled sample."""
-    from sciprobe.baselines import run_baselines
-    from sciprobe.benchmarks import benchmark_names
-    from sciprobe.results_file import load_results_file
+    from sciprobe.run.baselines import run_baselines
+    from sciprobe.core.registry import benchmark_names
+    from sciprobe.results.read import load_results_file
 
     paths = [path for bench in benchmark_names()
              for _, path, _ in run_baselines(bench, output_dir=tmp_path / bench, log=lambda *a: None)]
@@ -226,7 +226,7 @@ def test_every_results_file_sciprobe_writes_is_valid(tmp_path):
 
 
 def test_skipping_bad_tasks_keeps_the_good_ones(base, tmp_path):
-    from sciprobe.results_file import ResultsFileError, load_results_file
+    from sciprobe.results.read import ResultsFileError, load_results_file
 
     case = next(c for c in CASES if c["name"] == "headline_object")
     path = hostile_file(case, base, tmp_path / "results_x.json")
@@ -266,7 +266,7 @@ def _planted(base: Path) -> dict:
 def test_report_escapes_every_value_from_a_results_file(base, tmp_path):
     """Issue 22: coverage counts and ci.seed / n_resamples / unit went into index.html unescaped (a script ran in
     Chromium). Every text field holding a script is shown as text; a count or seed holding one is refused."""
-    from sciprobe.report import build_report
+    from sciprobe.results.html_report import build_report
 
     folder = tmp_path / "runs"
     folder.mkdir()
@@ -280,8 +280,8 @@ def test_report_escapes_every_value_from_a_results_file(base, tmp_path):
 
 def test_report_tables_escape_values_of_any_type():
     """The one escape works on what the schema would refuse too (a count or a seed holding markup)."""
-    from sciprobe.report import _score_table
-    from sciprobe.report_figures import RunTask
+    from sciprobe.results.html_report import _score_table
+    from sciprobe.results.figures import RunTask
 
     entry = {"scores": {"official": {"macro_f1": 0.5,
                                      "coverage": {"n_scored": SCRIPT, "n_items": SCRIPT, "n_failed": SCRIPT},
@@ -325,7 +325,7 @@ def _on_data(base: Path, model: str, dataset: str, fingerprint: str, total: int,
 def test_report_groups_runs_by_the_data_they_used(base, tmp_path):
     """Issue 23.4: the demo's sample, a --limit run and a full run appeared in one table and plot with nothing
     saying which data each used. Each data set now has its own table and figures, named by its data."""
-    from sciprobe.report import build_report
+    from sciprobe.results.html_report import build_report
 
     folder = tmp_path / "runs"
     folder.mkdir()
@@ -357,7 +357,7 @@ def test_report_groups_runs_by_the_data_they_used(base, tmp_path):
 
 def test_heatmap_says_a_mode_without_a_number_is_not_applicable():
     """Issue 23.4: a run whose official mode has no number (hence no breakdown) was drawn as "not in run"."""
-    from sciprobe.report_figures import NO_ITEMS, NOT_IN_MODE, breakdown_figure
+    from sciprobe.results.figures import NO_ITEMS, NOT_IN_MODE, breakdown_figure
 
     cell = {"score": 0.5, "n_items": 4, "n_scored": 4}
     fig = breakdown_figure("disciplines", "discipline", [("a [official]", {"Physics": cell, "Biology": cell}),
@@ -372,7 +372,7 @@ def test_cutoff_axis_has_a_real_range_when_every_value_is_equal(value):
     """Issue 23.4: all-equal scores drew an axis from -0.04 to 0.04 (matplotlib's +-5.5% around the value)."""
     import io
 
-    from sciprobe.report_figures import RunTask, cutoff_figure
+    from sciprobe.results.figures import RunTask, cutoff_figure
 
     run = RunTask("m", "idrbench:ipi|0", {"scores": {}}, "macro_f1", "official")
     ys = [value] * 3
@@ -393,7 +393,7 @@ def test_no_planted_script_runs_in_chromium(base, tmp_path):
     """Issue 22 as it was found: the report of a results file with scripts planted in every field, opened in
     headless Chromium, has no script element and opens no dialog."""
     from sciprobe.leaderboard.browser import chromium_path, launch_chromium
-    from sciprobe.report import build_report
+    from sciprobe.results.html_report import build_report
 
     if chromium_path() is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")

@@ -8,7 +8,7 @@ import re
 
 import pyarrow.parquet as pq
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 
 #: arXiv never issued a number of 90000 or more in a month (no month reached 90,000 papers)
 ARXIV_NUMBER_NEVER_ISSUED = 90000

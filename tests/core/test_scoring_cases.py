@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.classification import binary_classification, subject_set_f1
 from sciprobe.scoring.ranking import ranking_metrics
-from sciprobe.scoring.report import ScoreReport
+from sciprobe.scoring.score_report import ScoreReport
 
 from golden import load_cases
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.ranking import ranking_metrics
 from sciprobe.scoring.significance import compare_to_best, paired_wilcoxon
 

@@ -6,10 +6,10 @@ import shutil
 import huggingface_hub
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.sources import resolve_source
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.sources import resolve_source
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -20,7 +20,7 @@ HEAVY = ("numpy", "pyarrow", "pandas", "datasets", "torch", "transformers", "lit
 
 _CLI_PROBE = """
 import contextlib, io, json, sys
-import sciprobe.cli as cli
+import sciprobe.cli.commands as cli
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
     try:
@@ -32,8 +32,8 @@ print(json.dumps({"status": status, "output": out.getvalue(), "modules": sorted(
 
 _DECLARATIONS_PROBE = """
 import json, sys
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.runners.single_call import runner_of
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.run.runners.single_call import runner_of
 names = benchmark_names()
 tasks = {name: {t: runner_of(task).kind for t, task in get_benchmark(name).tasks.items()} for name in names}
 print(json.dumps({"tasks": tasks, "modules": sorted(sys.modules)}))
@@ -53,8 +53,8 @@ def _heavy(modules: list[str]) -> list[str]:
 
 
 def _subcommands() -> list[str]:
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
-    from sciprobe.cli import COMMANDS, MODULE_COMMANDS
+    from sciprobe.core.registry import benchmark_names, get_benchmark
+    from sciprobe.cli.commands import COMMANDS, MODULE_COMMANDS
 
     return [*COMMANDS, *MODULE_COMMANDS, *(c.name for b in benchmark_names() for c in get_benchmark(b).commands)]
 
@@ -83,7 +83,7 @@ def test_every_subcommand_help_imports_no_heavy_library(command: str) -> None:
 
 def test_importing_every_declaration_imports_no_heavy_library() -> None:
     """The registry imports every declaration (and builds every runner object) without loading a heavy library:
-    declarations name their scorers, parsers, prompts and readers lazily (sciprobe.lazy)."""
+    declarations name their scorers, parsers, prompts and readers lazily (sciprobe.core.lazy)."""
     run = _probe(_DECLARATIONS_PROBE)
     registered = sorted(p.name for p in (REPO / "sciprobe" / "benchmarks").iterdir() if (p / "__init__.py").is_file())
     assert sorted(run["tasks"]) == registered  # none was skipped for failing to import
@@ -93,5 +93,6 @@ def test_importing_every_declaration_imports_no_heavy_library() -> None:
 
 def test_the_probe_sees_a_heavy_import() -> None:
     """The check itself: a command that does load numpy is caught."""
-    run = _probe(_CLI_PROBE.replace("import sciprobe.cli as cli", "import numpy, sciprobe.cli as cli"), "--version")
+    run = _probe(_CLI_PROBE.replace("import sciprobe.cli.commands as cli",
+                                    "import numpy, sciprobe.cli.commands as cli"), "--version")
     assert _heavy(run["modules"]) == ["numpy"]

@@ -1,6 +1,7 @@
 """Issue 23.1 and 22.5: a subset of the data is never taken for the benchmark. ``--limit`` takes a seeded, stratified
 sample (never the first N rows), says so, and records it; coverage is shown against the dataset (``8/16 (limit)``);
-the evidence gate (``sciprobe.evidence.rank_verdict``) shows a sample unranked, never exports it, ranks a cutoff
+the evidence gate (``sciprobe.results.evidence.rank_verdict``) shows a sample unranked, never exports it, ranks a
+cutoff
 result only among its cutoff's results, and checks completeness against the pinned data's items, not the file's
 counts. Issue 23.9a: ``export --mode``."""
 
@@ -13,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from golden import load_cases
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.testing.stub_server import StubServer
 
 VERDICTS = load_cases("evidence_subsets", "verdicts")
 COVERAGE = load_cases("evidence_subsets", "coverage")
@@ -24,7 +25,7 @@ ALWAYS_NO = 'Your verdict: No\nConfidence score: 60\nSubject: ["Physics"]'
 
 @pytest.mark.parametrize("case", VERDICTS, ids=[c["name"] for c in VERDICTS])
 def test_the_gate_decides_what_a_result_may_be_used_for(case: dict) -> None:
-    from sciprobe.evidence import PinnedItems, rank_verdict
+    from sciprobe.results.evidence import PinnedItems, rank_verdict
 
     pinned = case.get("pinned")
     verdict = rank_verdict(case["provenance"], scored_ids=case.get("scored_ids"), n_items=case.get("n_items", ()),
@@ -39,7 +40,7 @@ def test_the_gate_decides_what_a_result_may_be_used_for(case: dict) -> None:
 
 @pytest.mark.parametrize("case", COVERAGE, ids=[c["name"] for c in COVERAGE])
 def test_coverage_is_shown_against_the_dataset(case: dict) -> None:
-    from sciprobe.evidence import coverage_text
+    from sciprobe.results.evidence import coverage_text
 
     assert coverage_text(case["coverage"], case["provenance"]) == case["expect"]
 
@@ -48,8 +49,8 @@ def test_coverage_is_shown_against_the_dataset(case: dict) -> None:
 def no_first(tmp_path: Path) -> Path:
     """The bundled IPI sample with its gold "no" items first (as the release file's first 120 are): a build whose
     first rows are no fair sample of it."""
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import build_benchmark
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import build_benchmark
 
     bench = get_benchmark("idrbench")
     source = tmp_path / "release"
@@ -62,8 +63,8 @@ def no_first(tmp_path: Path) -> Path:
 
 
 def _golds(data: str | None, limit: int | None) -> list[str]:
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import load_task_data
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import load_task_data
 
     bench = get_benchmark("idrbench")
     task = bench.task("ipi")
@@ -183,7 +184,7 @@ def test_export_mode_takes_an_i2r_mode_from_its_own_entry(tmp_path: Path) -> Non
     from huggingface_hub import parse_eval_result_entries
     from test_export import write_results
 
-    from sciprobe.export import export_results
+    from sciprobe.results.export import export_results
 
     path = write_results(tmp_path / "runs", revision="0" * 40, dataset="org/idrbench")
     entries = parse_eval_result_entries(yaml.safe_load(export_results(path, "eval-results", mode="ranked")))

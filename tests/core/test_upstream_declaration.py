@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from sciprobe.benchmarks import benchmark_names, get_benchmark
-from sciprobe.cards import dataset_card_body, upstream_section
+from sciprobe.core.registry import benchmark_names, get_benchmark
+from sciprobe.data.cards import dataset_card_body, upstream_section
 
 from golden import REPO
 
@@ -62,7 +62,7 @@ def test_every_metric_card_names_its_benchmarks_pinned_commit(folder: str) -> No
 
 def test_metric_info_lists_the_pinned_tree() -> None:
     pytest.importorskip("evaluate")
-    from sciprobe.metric_module import metric_info
+    from sciprobe.interop.metric_module import metric_info
 
     info = metric_info("sgibench", "d", "i", None)
     assert get_benchmark("sgibench").upstream.url in info.codebase_urls

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.upstream import MAX_UPSTREAM_FILE_BYTES, UpstreamTexts, python_constants
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.run.upstream import MAX_UPSTREAM_FILE_BYTES, UpstreamTexts, python_constants
 
 from upstream_support import STAND_INS, pin_stand_ins
 

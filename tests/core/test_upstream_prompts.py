@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.declaration import Upstream
-from sciprobe.errors import SciprobeError
-from sciprobe.upstream import (
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.core.declaration import Upstream
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.upstream import (
     UpstreamTexts,
     check_prompt_set,
     dir_env,
@@ -137,7 +137,7 @@ def test_the_environment_variable_names_the_local_folder(monkeypatch) -> None:
 def test_every_upstream_prompt_factory_builds_from_local_copies() -> None:
     """Every task that declares an upstream prompt set builds it from our stand-in files, and the stand-ins
     differ from the pinned files (so no upstream text is committed here)."""
-    from sciprobe.benchmarks import benchmark_names
+    from sciprobe.core.registry import benchmark_names
 
     built = 0
     for name in benchmark_names():

@@ -4,11 +4,11 @@
 import datasets
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.build import build_benchmark
+from sciprobe.core.registry import get_benchmark
+from sciprobe.data.build import build_benchmark
 from sciprobe.llm.types import Completion
 from sciprobe.benchmarks.idrbench.i2r import run_i2r
-from sciprobe.runners.swiss import play
+from sciprobe.run.runners.swiss import play
 
 IDR = get_benchmark("idrbench")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import datasets
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.build import build_benchmark
-from sciprobe.cutoffs import parse_cutoff
-from sciprobe.errors import SciprobeError
+from sciprobe.core.registry import get_benchmark
+from sciprobe.data.build import build_benchmark
+from sciprobe.data.cutoffs import parse_cutoff
+from sciprobe.core.errors import SciprobeError
 
 IDR = get_benchmark("idrbench")
 

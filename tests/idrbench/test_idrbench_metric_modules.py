@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from metric_module_support import flat, import_file
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.scoring.classification import binary_classification
 from sciprobe.scoring.ranking import ranking_metrics
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.core.registry import get_benchmark
+from sciprobe.testing.stub_server import StubServer
 
 from task_card_support import CARD, load_card
 
@@ -26,8 +26,8 @@ def test_idrbench_card_lists_every_single_call_task():
 
 def test_prompt_function_matches_the_declaration(tmp_path):
     from sciprobe.benchmarks.idrbench.prompts import ipi_messages
-    from sciprobe.build import build_benchmark
-    from sciprobe.lighteval_adapter import make_prompt_function, render_query
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.interop.lighteval_tasks import make_prompt_function, render_query
     import datasets
 
     bench = get_benchmark("idrbench")
@@ -47,7 +47,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path):
     with StubServer(reply=lambda body: next(answers)) as server:
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "SCIPROBE_HOME": str(tmp_path / "home")}
         proc = subprocess.run(
-            [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
+            [sys.executable, "-m", "sciprobe.cli.commands", "lighteval", "endpoint", "litellm",
              f"model_name=openai/stub-judge,base_url={server.base_url},provider=openai,api_key=sk-test",
              "idrbench:ipi|0", "--custom-tasks", str(CARD),
              "--output-dir", str(tmp_path / "out"), "--max-samples", "6"],
@@ -68,7 +68,7 @@ def test_lighteval_accelerate_on_the_bundled_model(tmp_path):
     model_dir = ensure_local_model("smollm2")
     args = f"model_name={model_dir},batch_size=2,generation_parameters={{max_new_tokens:24,temperature:0.0}}"
     proc = subprocess.run(
-        [sys.executable, "-m", "sciprobe.cli", "lighteval", "accelerate", args, "idrbench:i3_set1|0",
+        [sys.executable, "-m", "sciprobe.cli.commands", "lighteval", "accelerate", args, "idrbench:i3_set1|0",
          "--custom-tasks", str(CARD), "--output-dir", str(tmp_path / "out"),
          "--max-samples", "2"],
         env={**os.environ, "SCIPROBE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=900,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.ranking import ranking_metrics, reciprocal_rank
 
 K_VALUES = (1, 2, 3, 5, 10)

@@ -3,7 +3,7 @@
 
 import pytest
 
-from sciprobe.runners.swiss import SwissTournament, play
+from sciprobe.run.runners.swiss import SwissTournament, play
 
 from golden import load_cases
 

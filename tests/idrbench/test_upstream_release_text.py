@@ -20,12 +20,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.build import BUILD_INFO_FILE, build_benchmark
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.task_data import load_task_data, sample_dataset_dir
-from sciprobe.upstream import prompt_set_for, python_constants
+from sciprobe.core.registry import get_benchmark
+from sciprobe.data.build import BUILD_INFO_FILE, build_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.data.task_data import load_task_data, sample_dataset_dir
+from sciprobe.run.upstream import prompt_set_for, python_constants
 
 from upstream_support import STAND_INS, pin_stand_ins
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.task_data import load_task_data
-from sciprobe.upstream import python_constants
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.data.task_data import load_task_data
+from sciprobe.run.upstream import python_constants
 
 from golden import CASES_DIR
 from upstream_support import pin_stand_ins
@@ -234,7 +234,7 @@ def test_import_i2r_scores_upstreams_standings(imported: dict) -> None:
 
 
 def test_imported_results_export_and_reach_the_leaderboard(imported: dict, tmp_path: Path) -> None:
-    from sciprobe.export import export_results
+    from sciprobe.results.export import export_results
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store import SQLiteStore
 

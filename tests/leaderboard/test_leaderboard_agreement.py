@@ -14,8 +14,8 @@ from pinned_support import pinned_as
 from sciprobe.leaderboard import agreement
 from sciprobe.leaderboard.importer import import_results_file
 from sciprobe.leaderboard.store import SQLiteStore
-from sciprobe.results import RunInfo, TaskResult, write_run
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.results.write import RunInfo, TaskResult, write_run
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 J1, J2, J3 = "openai/gpt-4o", "anthropic/claude-sonnet", "openai/gpt-4o-mini"
 # LACER 0-10 scores per item; J1 failed on item 4 (None: excluded, as the official mode does)
@@ -178,12 +178,12 @@ def test_sgi_idea_panel_end_to_end(tmp_path):
     """``sciprobe evaluate`` with a real two-judge SGI idea panel (loopback stub): judge-a always prefers the
     generated idea, judge-b always votes for Hypothesis A (pure position bias), so they agree on exactly the
     half of the votes where the generated idea is A. The importer reads the details Parquet of the run."""
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
-    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
     from sciprobe.leaderboard.importer import import_results_dir
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     source = write_synthetic_source(tmp_path / "source", n=3)
     build_benchmark(get_benchmark("sgibench"), source, tmp_path / "built", configs=["idea_generation"])

@@ -17,8 +17,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.baselines import run_baselines
-from sciprobe.errors import SciprobeError
+from sciprobe.run.baselines import run_baselines
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard import breakdowns, tables
 from sciprobe.leaderboard.app import LeaderboardService, Settings
 from sciprobe.leaderboard.baseline_runs import ensure_baselines, ensure_benchmark
@@ -370,7 +370,7 @@ def test_import_refuses_a_model_posing_as_a_reference(scored, tmp_path):
 def test_the_space_on_the_hub_store_keeps_its_baselines_in_the_results_repo(tmp_path):
     """The Space's store: the baselines computed at start are results files in the results repo (one commit), and a
     second start finds them there."""
-    from sciprobe.leaderboard.hub_api import LocalFolderApi
+    from sciprobe.interop.hub_api import LocalFolderApi
     from sciprobe.leaderboard.hub_store import HubStore
 
     def open_hub() -> HubStore:

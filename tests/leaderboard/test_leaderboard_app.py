@@ -81,7 +81,7 @@ def test_every_handler_has_an_api_name(app):
                 "/filter_overview", "/filter_idrbench", "/select_overview", "/select_idrbench", "/plots_idrbench"}
     assert expected <= names
     # tabs come from the registry, not a hard-coded list
-    from sciprobe.benchmarks import benchmark_names
+    from sciprobe.core.registry import benchmark_names
 
     assert {f"/filter_{b}" for b in benchmark_names()} <= names
     for dep in app[0].config["dependencies"]:
@@ -149,7 +149,7 @@ def test_submit_refresh_filter_provenance(app, tmp_path):
     cell = prov["cells"]["idrbench:ipi"]
     assert cell["dataset_fingerprint"] == request["dataset_fingerprint"] and cell["submitted_by"] == "alice"
     assert cell["provenance"]["predictions_sha256"] == request["predictions_sha256"]
-    assert cell["provenance"]["scored_by"] == "sciprobe.scoring_cli.score_file"
+    assert cell["provenance"]["scored_by"] == "sciprobe.run.score_predictions.score_file"
     assert set(cell["scores"]) == {"official", "strict"}
     one = client.predict(row_id, "idrbench:ipi", api_name="/provenance")
     assert one["task"] == "idrbench:ipi" and one["model"] == "openai/gpt-4o-mini"

@@ -23,7 +23,7 @@ if chromium_path() is None:
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 
-from sciprobe.benchmarks import get_benchmark  # noqa: E402
+from sciprobe.core.registry import get_benchmark  # noqa: E402
 from sciprobe.leaderboard import breakdowns, tables  # noqa: E402
 
 
@@ -65,9 +65,9 @@ def _free_port() -> int:
 
 @pytest.fixture
 def space(tmp_path, monkeypatch):
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     write_synthetic_source(tmp_path / "sgi-src")
     build_benchmark(get_benchmark("sgibench"), tmp_path / "sgi-src", tmp_path / "sgi")
@@ -169,7 +169,7 @@ def test_sign_in_submit_see_row_and_provenance(space, predictions):
             prov = page.locator("#provenance-idrbench")
             prov.get_by_text("predictions_sha256").first.wait_for(timeout=30_000)
             body = prov.inner_text()
-            assert "dataset_fingerprint" in body and "sciprobe.scoring_cli.score_file" in body
+            assert "dataset_fingerprint" in body and "sciprobe.run.score_predictions.score_file" in body
 
             # the breakdown view: the submitted row's score per discipline, with interval and coverage
             page.get_by_role("tab", name="Breakdowns", exact=True).click()
@@ -206,10 +206,10 @@ DEMO_MODEL = "openai/demo-stub"
 def demo_space(tmp_path, monkeypatch):
     """The Space on the bundled samples (no pin) after demo-like runs: `--limit` samples of three benchmarks, each
     scored in every mode its task declares (so also the mode the Space ranks), imported before the start."""
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
     from sciprobe.leaderboard.importer import import_results_dir
     from sciprobe.leaderboard.store_factory import open_store
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     monkeypatch.delenv("SCIPROBE_LEADERBOARD_DATA", raising=False)
     monkeypatch.setenv("SCIPROBE_LEADERBOARD_DIR", str(tmp_path / "store"))

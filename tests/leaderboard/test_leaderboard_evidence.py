@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard import tables
 from sciprobe.leaderboard.app import LeaderboardService, Settings, build_app, launch_options
 from sciprobe.leaderboard.records import ResultRecord
@@ -42,18 +42,19 @@ def release(tmp_path_factory) -> Path:
     sample's files with the non-few-shot ids renumbered, built as `sciprobe build` would."""
     import os
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.benchmarks.idrbench.source import IPI_FEWSHOT_IDS
-    from sciprobe.build import build_benchmark
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.benchmarks.idrbench.source import IPI_FEWSHOT_IDS, fewshot_ids
+    from sciprobe.data.build import build_benchmark
 
     os.environ["SCIPROBE_HOME"] = str(tmp_path_factory.getbasetemp() / "sciprobe-home")
     root = tmp_path_factory.mktemp("release")
     bench = get_benchmark("idrbench")
     shutil.copytree(bench.sample_source, root / "src")
     ipi = json.loads((root / "src" / "data_exp_1.json").read_text())
+    fewshot = set(fewshot_ids(IPI_FEWSHOT_IDS, {r["id"] for r in ipi}))  # as the sample spells them
     for record in ipi:
-        if record["id"] not in IPI_FEWSHOT_IDS:
-            record["id"] = re.sub(r"^(\d{4})\.\d", r"\1.9", record["id"])
+        if record["id"] not in fewshot:
+            record["id"] = re.sub(r"^(\d{4})\.\d", r"\1.8", record["id"])  # the sample's ids read YYMM.9xxxx
     (root / "src" / "data_exp_1.json").write_text(json.dumps(ipi))
     build_benchmark(bench, root / "src", root / "idrbench-release", configs=["ipi"])
     return root / "idrbench-release"
@@ -68,9 +69,9 @@ def service(tmp_path: Path, data: tuple = (), benchmarks=("idrbench",)) -> Leade
 def test_observation_3_pinned_space_takes_the_release_ids_and_refuses_the_samples(release, tmp_path):
     """Predictions for the release's ids are scored (no longer "unknown id"); the sample's ids are refused, and the
     message names the dataset the Space scores against. The result carries that dataset's fingerprint."""
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.build import dataset_fingerprint
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.build import dataset_fingerprint
+    from sciprobe.data.task_data import sample_dataset_dir
 
     pinned = service(tmp_path, (("idrbench", str(release)),))
     assert pinned.demo_notice() == "" and "idrbench-release" in pinned.data_note("idrbench")
@@ -115,17 +116,17 @@ def test_settings_pin_hub_datasets_to_a_revision(monkeypatch):
     pin = data_pin("idrbench", dict(settings.data))
     assert pin.kind == "hub" and not pin.demo and pin.resolve() == "org/idrbench@0123abcd"
     assert pin.describe() == "`org/idrbench@0123abcd`"
-    from sciprobe.task_data import split_revision
+    from sciprobe.data.task_data import split_revision
 
     assert split_revision("org/idrbench@0123abcd") == ("org/idrbench", "0123abcd")
 
 
 def test_a_submission_validated_on_other_data_is_never_scored_on_the_pinned_data(release, tmp_path):
     """The fingerprint a submission was validated against must be the pinned dataset's when it is scored."""
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.queue import process_pending, submit
     from sciprobe.leaderboard.validation import validate_model_info, validate_submission
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.data.task_data import sample_dataset_dir
 
     store = SQLiteStore(tmp_path / "store")
     sample = str(sample_dataset_dir(get_benchmark("idrbench")))
@@ -210,9 +211,9 @@ def test_every_ranked_mode_scores_every_item():
     through a predictions file of null answers for every task that scores one without a model or judge."""
     import tempfile
 
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
-    from sciprobe.scoring_cli import score_file
-    from sciprobe.task_runner import runner_of
+    from sciprobe.core.registry import benchmark_names, get_benchmark
+    from sciprobe.run.score_predictions import score_file
+    from sciprobe.run.task_runner import runner_of
 
     checked = []
     for bench in ("idrbench",):  # the benchmarks with a bundled sample that build fast
@@ -249,8 +250,8 @@ def test_a_partial_submission_is_refused_in_one_line(tmp_path):
 def lighteval_run(tmp_path_factory):
     from lighteval_support import write_lighteval_run
 
-    from sciprobe.benchmarks import get_benchmark
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.core.registry import get_benchmark
+    from sciprobe.data.task_data import sample_dataset_dir
 
     data = str(sample_dataset_dir(get_benchmark("idrbench")))
     results = write_lighteval_run(tmp_path_factory.mktemp("lighteval"), "idrbench:ipi",
@@ -323,8 +324,8 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
     import subprocess
     import sys
 
-    from sciprobe.cli import main
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.cli.commands import main
+    from sciprobe.testing.stub_server import StubServer
 
     from task_card_support import CARD
 
@@ -332,7 +333,7 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
     with StubServer(reply=lambda body: next(answers)) as server:
         env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
         proc = subprocess.run(
-            [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
+            [sys.executable, "-m", "sciprobe.cli.commands", "lighteval", "endpoint", "litellm",
              f"model_name=openai/stub-model,base_url={server.base_url},provider=openai,api_key=sk-test",
              "idrbench:ipi|0", "--custom-tasks", str(CARD), "--output-dir", str(tmp_path / "out"), "--save-details"],
             env=env, capture_output=True, text=True, timeout=1800, cwd=tmp_path)  # litellm caches in cwd
@@ -354,10 +355,10 @@ def test_lighteval_cli_run_goes_on_the_leaderboard(tmp_path, monkeypatch, capsys
 def test_judge_calls_without_an_answer_never_reach_the_leaderboard_and_resume_from_the_cache(tmp_path, monkeypatch):
     """The scoring worker: when judge calls get no answer (a 503 after the retries) the request goes back to
     PENDING with why, nothing is stored; a later worker makes only the calls that were not answered."""
-    from sciprobe.benchmarks.prescience import lacer as lr
+    from sciprobe.benchmarks.prescience import lacer_judge as lr
     from sciprobe.leaderboard.queue import Worker, data_for, run_worker, submit
     from sciprobe.leaderboard.validation import validate_model_info, validate_submission
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     template = tmp_path / "lattice.json"
     lr.write_lattices(template, [lr.toy_lattice("matching")], {"note": "test lattice"})

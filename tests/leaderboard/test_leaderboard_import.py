@@ -2,10 +2,10 @@
 
 import json
 
-from sciprobe.cli import main
+from sciprobe.cli.commands import main
 from sciprobe.leaderboard.importer import import_results_dir
 from sciprobe.leaderboard.store import SQLiteStore
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 
 
 def test_evaluate_results_import_with_scores_and_provenance(tmp_path):
@@ -43,8 +43,8 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from sciprobe.leaderboard.importer import import_results_file  # noqa: E402
-from sciprobe.results import RunInfo, TaskResult, write_run  # noqa: E402
-from sciprobe.scoring.report import Coverage, ScoreReport  # noqa: E402
+from sciprobe.results.write import RunInfo, TaskResult, write_run  # noqa: E402
+from sciprobe.scoring.score_report import Coverage, ScoreReport  # noqa: E402
 
 from golden import CASES_DIR  # noqa: E402
 from pinned_support import on_sample, sample_items  # noqa: E402
@@ -156,7 +156,7 @@ def test_import_cli_warns_in_one_line_and_goes_on(tmp_path, capsys):
 
 def test_every_task_headline_has_a_declared_range():
     """The range of every score the leaderboard shows is declared once, per metric family (sciprobe.scoring.ranges)."""
-    from sciprobe.benchmarks import benchmark_names, get_benchmark
+    from sciprobe.core.registry import benchmark_names, get_benchmark
     from sciprobe.scoring.ranges import score_range
 
     for bench in benchmark_names():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, agreement_table
 from sciprobe.leaderboard.queue import (
     Worker,
@@ -27,8 +27,8 @@ from sciprobe.leaderboard.validation import (
     validate_model_info,
     validate_submission,
 )
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.benchmarks.prescience import lacer as lr
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.benchmarks.prescience import lacer_judge as lr
 
 PRESCIENCE = "prescience:contribution_generation"
 IDEA = "sgibench:idea_generation"
@@ -117,7 +117,7 @@ def test_prescience_submission_is_scored_by_the_worker(tmp_path):
     assert official["coverage"]["n_scored"] == N_PRESCIENCE and 0 < official["bertscore_f1"] <= 1
     prov = result.provenance
     assert prov["judge_ids"] == ["openai/p1-a", "openai/p1-b"] and "sk-test" not in json.dumps(prov)
-    assert prov["scored_by"] == "sciprobe.scoring_cli.score_file" and "ReplayClient" in prov["scored_from"]
+    assert prov["scored_by"] == "sciprobe.run.score_predictions.score_file" and "ReplayClient" in prov["scored_from"]
     assert prov["replay"]["answered"] == N_PRESCIENCE and prov["replay"]["n_missing"] == 0
     assert prov["predictions_sha256"] == request.predictions_sha256 and "incomplete" not in prov
     (pair,) = agreement_table(prov[PROVENANCE_KEY])  # the Space's judge-agreement view needs no details file
@@ -183,7 +183,7 @@ def test_one_budget_across_requests(tmp_path):
 
 
 def test_worker_without_judge_leaves_judged_requests_pending(tmp_path, monkeypatch, capsys):
-    from sciprobe.scoring_cli import JudgeRequired, score_file
+    from sciprobe.run.score_predictions import JudgeRequired, score_file
 
     store = SQLiteStore(tmp_path / "store")
     request = submit_prescience(store, tmp_path, "org/no-judge", tag=" nj")
@@ -253,9 +253,9 @@ DIMS = ("Effectiveness", "Novelty", "Detailedness", "Feasibility", "Overall")
 
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> Path:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("lb-sgi")
     source = write_synthetic_source(root / "source", n=3)
@@ -305,7 +305,7 @@ def test_sgi_idea_submission_is_scored_by_the_worker(tmp_path, sgi_data):
 
 
 def test_score_cli_runs_the_judges_on_a_predictions_file_and_caps_them(tmp_path, capsys):
-    from sciprobe.cli import EXIT_INCOMPLETE, main
+    from sciprobe.cli.commands import EXIT_INCOMPLETE, main
 
     preds = prescience_file(tmp_path / "preds.jsonl")
     with StubServer(reply=lacer_reply) as stub:

@@ -1,5 +1,5 @@
 """Revision-aware rows (issue 7): results on another dataset revision or benchmark version never share a
-leaderboard row; the same revision updates its row. Real results files written by ``sciprobe.results.write_run``
+leaderboard row; the same revision updates its row. Real results files written by ``sciprobe.results.write.write_run``
 and imported into the embedded store. A leaderboard imports only results on every item of the data it pins (issue
 22.5): each import here names the items of the made-up data (:func:`pinned_at`)."""
 
@@ -19,8 +19,8 @@ from sciprobe.leaderboard.records import (
     short_fingerprint,
 )
 from sciprobe.leaderboard.store import SQLiteStore
-from sciprobe.results import RunInfo, TaskResult, write_run
-from sciprobe.scoring.report import Coverage, ScoreReport
+from sciprobe.results.write import RunInfo, TaskResult, write_run
+from sciprobe.scoring.score_report import Coverage, ScoreReport
 
 FP = "837ab983a1e85adfa69c6df2c2722252328c4d0cb145f1a40f2c4b2cd1010660"
 COMMIT_A = "0123456789abcdef0123456789abcdef01234567"
@@ -124,7 +124,7 @@ def test_revision_labels():
 def test_hub_store_keeps_revisions_apart(tmp_path):
     """The hub store (a local folder standing in for the results repo) files results by result id, which
     includes the revision: two revisions are two files, a rerun on one revision replaces its file."""
-    from sciprobe.leaderboard.hub_api import LocalFolderApi
+    from sciprobe.interop.hub_api import LocalFolderApi
     from sciprobe.leaderboard.hub_store import HubStore
 
     store = HubStore(LocalFolderApi(tmp_path / "hub"), "sp/requests", "sp/results")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.leaderboard.hub_api import LocalFolderApi, check_repo_path
+from sciprobe.core.errors import SciprobeError
+from sciprobe.interop.hub_api import LocalFolderApi, check_repo_path
 from sciprobe.leaderboard.hub_store import HubStore
 from sciprobe.leaderboard.records import FAILED, FINISHED, PENDING, RUNNING, ResultRecord, SubmissionRequest
 from sciprobe.leaderboard.store import SCHEMA_VERSION, DuplicateSubmission, LeaderboardStore, RateLimited, SQLiteStore
@@ -292,7 +292,7 @@ def test_sqlite_concurrent_claims_are_exclusive(tmp_path):
 
 def test_hf_hub_api_wrapper_calls(tmp_path):
     """The real-Hub wrapper (not reachable offline): check the calls it makes on huggingface_hub's HfApi."""
-    from sciprobe.leaderboard.hub_api import HfHubApi
+    from sciprobe.interop.hub_api import HfHubApi
 
     calls: list[tuple] = []
 

@@ -135,9 +135,9 @@ def test_the_submit_api_names_its_parameters(tmp_path) -> None:
 def test_the_demo_scores_each_task_in_the_mode_the_space_ranks(tmp_path, monkeypatch) -> None:
     """23.10: the demo scored SGI-Bench in official mode only, the Space ranks it in paper mode: the bundled
     model's row was blank."""
-    from sciprobe import evaluation
-    from sciprobe.benchmarks import resolve_task
-    from sciprobe.cli import main
+    from sciprobe.run import evaluation
+    from sciprobe.core.registry import resolve_task
+    from sciprobe.cli.commands import main
 
     seen = {}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from clock_support import SharedClock
 
-from sciprobe.leaderboard.hub_api import CommitConflict, LocalFolderApi
+from sciprobe.interop.hub_api import CommitConflict, LocalFolderApi
 from sciprobe.leaderboard.hub_store import HubStore
 from sciprobe.leaderboard.queue import LeaseKeeper, Worker, data_for, process_pending, run_worker, submit
 from sciprobe.leaderboard.records import FAILED, FINISHED, PENDING, RUNNING, ResultRecord, SubmissionRequest

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_bodies import RawReply
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_bodies import RawReply
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 from clock_support import VirtualClock

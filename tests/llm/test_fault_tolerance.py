@@ -22,10 +22,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from sciprobe.evaluation import EvaluationRequest, evaluate
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
 from sciprobe.llm.cache import ResponseCache, request_key
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 TASK, KEY = "idrbench:ipi", "idrbench:ipi|0"
@@ -67,7 +67,7 @@ def read_run(results_json: Path, out_dir: Path) -> tuple[dict[str, Any], list[di
 
 def assert_no_item_lost_or_duplicated(scores: dict[str, Any], details: list[dict[str, Any]]) -> None:
     """Every item is in the details once: answered, or a call that got no answer, recorded with its reason and
-    left out of the score (a failed call is not a wrong answer: sciprobe.evidence)."""
+    left out of the score (a failed call is not a wrong answer: sciprobe.results.evidence)."""
     ids = [d["id"] for d in details]
     assert len(ids) == N_ITEMS == scores["n_items"] + sum(d["error"] is not None for d in details)
     assert len(set(ids)) == N_ITEMS
@@ -170,7 +170,7 @@ def _sciprobe_command() -> list[str]:
     script = Path(sys.executable).parent / "sciprobe"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from sciprobe.cli import main; sys.exit(main(sys.argv[1:]))"]
+    return [sys.executable, "-c", "import sys; from sciprobe.cli.commands import main; sys.exit(main(sys.argv[1:]))"]
 
 
 class _Gate:

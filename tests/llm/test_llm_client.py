@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 from clock_support import VirtualClock

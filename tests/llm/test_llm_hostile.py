@@ -15,8 +15,8 @@ from sciprobe.llm.backends import MAX_RETRY_AFTER_S, RetryPolicy
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.ledger import Budget, RunLedger
-from sciprobe.llm.stub_bodies import DEFAULT_USAGE, RawReply, raw_completion
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_bodies import DEFAULT_USAGE, RawReply, raw_completion
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Completion, Request
 from sciprobe.llm.usage import MAX_TOKENS_PER_CALL
 

@@ -3,7 +3,7 @@
 import litellm
 
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from sciprobe.llm.backends import OWN_PRICING, Pricer, import_litellm, unit_prices
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 from sciprobe.llm.usage import UsageReport
 

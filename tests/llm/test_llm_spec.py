@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.spec import PLACEHOLDER_API_KEY, ModelSpec
 
 

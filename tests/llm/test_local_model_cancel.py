@@ -31,7 +31,7 @@ ENDLESS_MODEL_RUN = r'''
 import os, sys, threading, time
 from pathlib import Path
 import torch
-from sciprobe.cli import main
+from sciprobe.cli.commands import main
 from sciprobe.llm import local
 
 class Tokenizer:
@@ -162,7 +162,7 @@ def test_sigint_with_the_bundled_model_ends_the_run(local_model_dir, tmp_path):
     home, out, log = tmp_path / "home", tmp_path / "out", tmp_path / "run.log"
     env = {**os.environ, "SCIPROBE_HOME": str(home), "SCIPROBE_MODELS_DIR": str(local_model_dir.parent),
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "sciprobe.cli", "evaluate", "idrbench:ipi", "--model",
+    command = [sys.executable, "-m", "sciprobe.cli.commands", "evaluate", "idrbench:ipi", "--model",
                "local/smollm2,concurrency=1", "--limit", "32", "--output-dir", str(out)]
     with open(log, "w") as sink:
         proc = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)

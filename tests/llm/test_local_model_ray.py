@@ -9,8 +9,8 @@ from concurrent.futures import Future
 
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.executors import Executor, get_executor
+from sciprobe.core.errors import SciprobeError
+from sciprobe.core.executors import Executor, get_executor
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.ledger import Budget, RunLedger

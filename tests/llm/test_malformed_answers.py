@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.cli import EXIT_INCOMPLETE, main
-from sciprobe.llm.stub_bodies import RawReply, raw_completion
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.cli.commands import EXIT_INCOMPLETE, main
+from sciprobe.testing.stub_bodies import RawReply, raw_completion
+from sciprobe.testing.stub_server import StubServer
 
 KEY = "idrbench:ipi|0"
 N_ITEMS = 16  # idrbench:ipi in the bundled sample

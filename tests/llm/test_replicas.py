@@ -20,8 +20,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.ledger import Budget, RunLedger
@@ -29,7 +29,7 @@ from sciprobe.llm.pacing import Pacer
 from sciprobe.llm.replicas import (COOLDOWN_AFTER_FAILURES, COOLDOWN_S, MAX_COOLDOWN_S, ReplicaGate, ReplicaPool,
                                    could_not_connect)
 from sciprobe.llm.spec import ModelSpec
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request, UsageStats
 
 from golden import REPO
@@ -357,7 +357,7 @@ def test_budget_caps_and_the_ledger_count_over_the_logical_model(stubs, transpor
 
 
 def _stub_process() -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "sciprobe.llm.stub_server", "--port", "0", "--latency", "0.02"],
+    proc = subprocess.Popen([sys.executable, "-m", "sciprobe.testing.stub_server", "--port", "0", "--latency", "0.02"],
                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
@@ -393,7 +393,7 @@ def test_a_replica_killed_mid_run_leaves_every_item_answered(transport):
 
 
 def test_results_record_the_replicas_and_what_each_answered(stubs, tmp_path):
-    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
 
     a, b = stubs[0], stubs[1]
     model = f"openai/stub-model,base_url={a.base_url}|{b.base_url},api_key=sk-secret,concurrency=2"

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 import pytest
 
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_bodies import RawReply, raw_completion
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_bodies import RawReply, raw_completion
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 N = 12

@@ -11,16 +11,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.cli import EXIT_INCOMPLETE, main
-from sciprobe.errors import SciprobeError
-from sciprobe.evaluation import EvaluationRequest, evaluate
+from sciprobe.cli.commands import EXIT_INCOMPLETE, main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
 from sciprobe.llm.client import LLMClient
 from sciprobe.llm.ledger import Budget, RunLedger
 from sciprobe.llm import pacing
 from sciprobe.llm.pacing import Pacer
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Completion, Request
-from sciprobe.plan import plan_run
+from sciprobe.run.plan import plan_run
 
 from clock_support import VirtualClock
 
@@ -65,7 +65,7 @@ def test_dry_run_counts_cached_only_what_the_response_cache_holds(tmp_path):
     """Issue 23.8: on an empty cache the tournament's repeated pairings were shown as cached (``calls 51 cached
     51``), which read as free. Cached means found in the response cache: 0 on an empty cache, every call after a
     run (then nothing left to pay)."""
-    from sciprobe.plan import format_plan
+    from sciprobe.run.plan import format_plan
 
     with StubServer() as stub:
         model = f"openai/gpt-4o-mini,base_url={stub.base_url},api_key=sk-test,concurrency=4"
@@ -304,9 +304,9 @@ def test_a_capped_runs_partial_task_never_reaches_the_leaderboard(tmp_path):
 
 
 def test_dry_run_plans_judge_panels_and_executes_no_model_code(tmp_path):
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     built = tmp_path / "sgi"
     build_benchmark(get_benchmark("sgibench"), write_synthetic_source(tmp_path / "src", n=3), built)

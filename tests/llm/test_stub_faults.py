@@ -15,7 +15,7 @@ import pytest
 
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import FAULT_KINDS, StubServer, TokenBucket, body_sha256, default_reply
+from sciprobe.testing.stub_server import FAULT_KINDS, StubServer, TokenBucket, body_sha256, default_reply
 from sciprobe.llm.types import Request
 
 #: How the client names each fault kind once retries are exhausted (litellm's exception mapping).
@@ -334,7 +334,7 @@ def test_streamed_answer_reassembles_through_litellm(slow):
 
 def test_cli_serves_with_faults_and_rate_limit():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sciprobe.llm.stub_server", "--port", "0", "--fault-rate", "1",
+        [sys.executable, "-m", "sciprobe.testing.stub_server", "--port", "0", "--fault-rate", "1",
          "--fault-kinds", "503", "--rpm", "6", "--burst", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -346,6 +346,6 @@ def test_cli_serves_with_faults_and_rate_limit():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    bad = subprocess.run([sys.executable, "-m", "sciprobe.llm.stub_server", "--fault-kinds", "teapot"],
+    bad = subprocess.run([sys.executable, "-m", "sciprobe.testing.stub_server", "--fault-kinds", "teapot"],
                          capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2 and "unknown stub fault kind 'teapot'" in bad.stderr

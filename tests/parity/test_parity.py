@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 CASES = Path(__file__).resolve().parent / "cases"
 CHECKERS: dict[str, Any] = {}
@@ -136,8 +136,8 @@ def _idr_classification(case: dict) -> None:
 @checker("idrbench_tournament")
 def _idr_tournament(case: dict) -> None:
     from sciprobe.benchmarks.idrbench.i2r import winner_for
-    from sciprobe.runners.swiss import play
-    from sciprobe.scoring.ranking import idrbench_official_ranking
+    from sciprobe.run.runners.swiss import play
+    from sciprobe.benchmarks.idrbench.scoring.official_ranking import idrbench_official_ranking
 
     from parity.scripted import i2r_reply
 
@@ -168,7 +168,7 @@ def _idr_tournament(case: dict) -> None:
 
 @checker("sgi_deep_research")
 def _sgi_deep_research(case: dict) -> None:
-    from sciprobe.scoring.sgi.deep_research import exact_match, extract_answer
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import exact_match, extract_answer
 
     spec, want = case["input"], case["upstream"]
     assert_same(extract_answer(spec["response"]), want["model_answer"], "model_answer")
@@ -178,7 +178,7 @@ def _sgi_deep_research(case: dict) -> None:
 
 @checker("sgi_llm_judge")
 def _sgi_llm_judge(case: dict) -> None:
-    from sciprobe.scoring.sgi.deep_research import answer_judge_accuracy, exact_match_item
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import answer_judge_accuracy, exact_match_item
 
     spec, want = case["input"], case["upstream"]
     em = exact_match_item(spec["reference"], spec["response"], spec["parser"], "official")
@@ -194,8 +194,8 @@ def _sgi_llm_judge(case: dict) -> None:
 
 @checker("sgi_wet_experiment")
 def _sgi_wet(case: dict) -> None:
-    from sciprobe.scoring.sgi._common import official_model_answer
-    from sciprobe.scoring.sgi.wet_experiment import score_item
+    from sciprobe.benchmarks.sgibench.scoring._common import official_model_answer
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import score_item
 
     spec, want = case["input"], case["upstream"]
     assert_same(official_model_answer(spec["response"]), want["model_answer"], "model_answer")
@@ -214,8 +214,8 @@ _SOFT_FIELDS = {"action_sequence_similarity": "ss", "parameter_acc": "pa", "matc
 
 @checker("sgi_wet_soft")
 def _sgi_wet_soft(case: dict) -> None:
-    from sciprobe.scoring.sgi._common import official_model_answer
-    from sciprobe.scoring.sgi.wet_experiment import parse_protocol, score_item, soft_scores
+    from sciprobe.benchmarks.sgibench.scoring._common import official_model_answer
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import parse_protocol, score_item, soft_scores
 
     spec, want = case["input"], case["upstream"]
     answer = official_model_answer(spec["response"])
@@ -242,7 +242,7 @@ def _sgi_wet_soft(case: dict) -> None:
 
 @checker("sgi_wet_soft_corpus")
 def _sgi_wet_soft_corpus(case: dict) -> None:
-    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import wet_experiment_scores
 
     spec, want = case["input"], case["upstream"]
     report = wet_experiment_scores(spec["responses"], spec["references"], mode="official")
@@ -257,7 +257,7 @@ def _sgi_wet_soft_corpus(case: dict) -> None:
 
 @checker("sgi_reasoning")
 def _sgi_reasoning(case: dict) -> None:
-    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy, reasoning_validity
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import multiple_choice_accuracy, reasoning_validity
 
     spec, want = case["input"], case["upstream"]
     mca = multiple_choice_accuracy([spec["response"]], [spec["answer"]]).values["per_item"][0]
@@ -268,7 +268,7 @@ def _sgi_reasoning(case: dict) -> None:
 
 @checker("sgi_idea_objective")
 def _sgi_idea(case: dict) -> None:
-    from sciprobe.scoring.sgi.idea import DIMENSIONS, Votes, score_item
+    from sciprobe.benchmarks.sgibench.scoring.idea import DIMENSIONS, Votes, score_item
 
     from parity.stub_embedder import HashEmbedder
 
@@ -302,8 +302,8 @@ _SGI_HEADLINES = {"deep_research": ("exact_match", 100), "idea_generation": ("fi
 
 @checker("sgi_score")
 def _sgi_score(case: dict) -> None:
-    from sciprobe.scoring.sgi._common import mean
-    from sciprobe.scoring.sgi.overall import sgi_score
+    from sciprobe.benchmarks.sgibench.scoring._common import mean
+    from sciprobe.benchmarks.sgibench.scoring.overall import sgi_score
 
     components = {}
     for name, (metric, scale) in _SGI_HEADLINES.items():
@@ -324,7 +324,7 @@ def _sgi_score(case: dict) -> None:
 
 @checker("prescience_ranking")
 def _prescience_ranking(case: dict) -> None:
-    from sciprobe.benchmarks.prescience.ranking import score_rankings
+    from sciprobe.benchmarks.prescience.scoring.ranking_tasks import score_rankings
 
     instances, want = case["input"]["instances"], case["upstream"]
     preds, golds = [i["pred"] for i in instances], [i["gold"] for i in instances]
@@ -342,7 +342,7 @@ def _prescience_ranking(case: dict) -> None:
 
 @checker("prescience_lacer_parse")
 def _lacer_parse(case: dict) -> None:
-    from sciprobe.scoring.lacer import parse_score
+    from sciprobe.benchmarks.prescience.scoring.lacer import parse_score
 
     got = parse_score(case["input"]["reply"], "official")
     want = case["upstream"]

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.prescience import source as src
 from sciprobe.benchmarks.prescience.schema import (
     PAPER_SCHEMA,
@@ -18,9 +18,9 @@ from sciprobe.benchmarks.prescience.schema import (
     TRAIN_WINDOW,
 )
 from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus
-from sciprobe.build import build_benchmark
-from sciprobe.cutoffs import parse_cutoff
-from sciprobe.errors import SciprobeError
+from sciprobe.data.build import build_benchmark
+from sciprobe.data.cutoffs import parse_cutoff
+from sciprobe.core.errors import SciprobeError
 
 PS = get_benchmark("prescience")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sciprobe.benchmarks.prescience.forecast_prompts as fp
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.prescience.forecast_context import load_corpus, padding_draw
 from sciprobe.benchmarks.prescience.forecast_runner import (
     COUNT_LABELS,
@@ -22,7 +22,7 @@ from sciprobe.benchmarks.prescience.forecast_runner import (
     finalize_ranking,
     item_id,
 )
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 from golden import case_ids, load_cases
 
@@ -34,7 +34,7 @@ BENCH = get_benchmark("prescience")
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> str:
     """The bundled sample, built once for this module."""
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     out = tmp_path_factory.mktemp("prescience") / "build"
     build_benchmark(BENCH, BENCH.sample_source, out)
@@ -200,9 +200,9 @@ def test_ranking_parser_reads_candidate_ids_as_whole_tokens() -> None:
 def test_a_reply_that_is_no_answer_is_a_parse_failure_in_every_mode(built: str, task: str, tmp_path: Path) -> None:
     """Issue 22.1: the loopback stub's default reply ("Reasoning: stub judgement 8a615714. Verdict: ...") was read
     as 615714 citations and scored 13/13 with MAE 47,434; it is no count, so every item is a parse failure."""
-    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
     from sciprobe.llm.client import LLMClient
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     with StubServer() as server:
         client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,max_retries=0")
@@ -249,7 +249,7 @@ def _stub_reply(body: dict) -> str:
 @pytest.fixture
 def stub_client():
     from sciprobe.llm.client import LLMClient
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     with StubServer(reply=_stub_reply) as server:
         yield LLMClient(f"openai/stub-forecaster,base_url={server.base_url},api_key=sk-test,max_retries=0"), server
@@ -257,7 +257,7 @@ def stub_client():
 
 @pytest.mark.parametrize("task", FORECAST_TASKS)
 def test_runner_end_to_end(built: str, task: str, stub_client, tmp_path: Path) -> None:
-    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
 
     client, server = stub_client
     request = EvaluationRequest(tasks=[f"prescience:{task}"], model="openai/stub-forecaster", data=built, limit=4,
@@ -289,9 +289,9 @@ def test_runner_end_to_end(built: str, task: str, stub_client, tmp_path: Path) -
 
 
 def test_runner_records_failed_calls_and_unparsable_answers(built: str, tmp_path: Path) -> None:
-    from sciprobe.evaluation import EvaluationRequest, evaluate
+    from sciprobe.run.evaluation import EvaluationRequest, evaluate
     from sciprobe.llm.client import LLMClient
-    from sciprobe.llm.stub_server import StubServer
+    from sciprobe.testing.stub_server import StubServer
 
     with StubServer(reply=lambda body: "I cannot tell.", status_script=[500]) as server:
         client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,max_retries=0")
@@ -309,7 +309,7 @@ def test_runner_records_failed_calls_and_unparsable_answers(built: str, tmp_path
 # ---------------------------------------------------------------- plans, predictions files, alias, listing
 @pytest.mark.parametrize("task", [*FORECAST_TASKS, "impact_prediction"])
 def test_dry_run_plans_every_task(built: str, task: str, capsys) -> None:
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
 
     assert main(["evaluate", f"prescience:{task}", "--model", "local/smollm2", "--data", built, "--limit", "2",
                  "--dry-run", "--json"]) == 0
@@ -325,7 +325,7 @@ def _predictions(tmp_path: Path, lines: list[dict]) -> Path:
 
 @pytest.mark.parametrize("task", RANKING_TASKS)
 def test_gold_rankings_from_a_predictions_file_score_one(built: str, task: str, tmp_path: Path) -> None:
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.run.score_predictions import score_file
 
     rows = _rows(built, task)
     gold_key = "gold_author_ids" if task == "collaborator_prediction" else "gold_corpus_ids"
@@ -336,7 +336,7 @@ def test_gold_rankings_from_a_predictions_file_score_one(built: str, task: str, 
 
 
 def test_predictions_file_refuses_missing_items_and_bad_values(built: str, tmp_path: Path) -> None:
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.run.score_predictions import score_file
 
     rows = _rows(built, "citation_prediction")
     preds = _predictions(tmp_path, [{"id": r["corpus_id"], "prediction": r["label_12m"]} for r in rows[1:]])
@@ -361,7 +361,7 @@ def test_predictions_file_refuses_missing_items_and_bad_values(built: str, tmp_p
 
 @pytest.mark.parametrize("task", ["topic_trends", "topic_pair_trends"])
 def test_topic_predictions_score_in_both_modes(built: str, task: str, tmp_path: Path) -> None:
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.run.score_predictions import score_file
 
     rows = _rows(built, task)
     assert all(r["history_papers"] > 0 and r["forecast_papers"] > 0 for r in rows)
@@ -372,7 +372,7 @@ def test_topic_predictions_score_in_both_modes(built: str, task: str, tmp_path: 
 
 
 def test_alias_resolves_everywhere() -> None:
-    from sciprobe.benchmarks import canonical_ref, resolve_task
+    from sciprobe.core.registry import canonical_ref, resolve_task
 
     assert BENCH.task("impact_prediction") is BENCH.task("citation_prediction")
     assert canonical_ref("prescience:impact_prediction") == "prescience:citation_prediction"
@@ -383,7 +383,7 @@ def test_alias_resolves_everywhere() -> None:
 
 
 def test_tasks_listing_says_what_a_predictions_file_holds(capsys) -> None:
-    from sciprobe.task_listing import task_rows
+    from sciprobe.cli.task_listing import task_rows
 
     rows = {r["task"]: r for r in task_rows(["prescience"])}
     for task in FORECAST_TASKS:
@@ -391,7 +391,7 @@ def test_tasks_listing_says_what_a_predictions_file_holds(capsys) -> None:
         assert row["predictions"] == ["prediction"] and row["kind"] == "single call" and row["judge"] == "no"
     assert rows["prescience:citation_prediction"]["aliases"] == ["prescience:impact_prediction"]
     assert rows["prescience:contribution_generation"]["predictions"] == ["response"]
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
 
     assert main(["tasks", "prescience"]) == 0
     assert "prescience:citation_prediction (= impact_prediction)" in capsys.readouterr().out

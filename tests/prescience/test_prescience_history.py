@@ -23,7 +23,7 @@ from sciprobe.benchmarks.prescience import baselines as bl
 from sciprobe.benchmarks.prescience.history import CorpusIndex
 from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS
 from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.lacer import PLACEHOLDERS, LacerTemplate, lacer, parse_score
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.prescience.scoring.lacer import PLACEHOLDERS, LacerTemplate, lacer, parse_score
 
 from golden import REPO, load_cases
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.benchmarks.prescience import lacer as lr
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.benchmarks.prescience import lacer_judge as lr
 from sciprobe.benchmarks.prescience import lacer_lattice as ll
-from sciprobe.scoring.lacer import PLACEHOLDERS, LacerTemplate, average_judges
-from sciprobe.scoring.lacer_validation import (
+from sciprobe.benchmarks.prescience.scoring.lacer import PLACEHOLDERS, LacerTemplate, average_judges
+from sciprobe.benchmarks.prescience.scoring.lacer_validation import (
     inter_annotator_agreement,
     kendall_tau_b,
     metric_agreement,
@@ -138,7 +138,7 @@ def test_official_judge_prompt_download_is_pinned_and_cached(tmp_path: Path, mon
     import hashlib
 
     from sciprobe.benchmarks.prescience.upstream import LACER_SCORE_PATH, LACER_TEMPLATE_PATH
-    from sciprobe.declaration import Upstream
+    from sciprobe.core.declaration import Upstream
 
     template = "Judge.\n" + "\n".join(PLACEHOLDERS) + "\nScore: ...\n"
     script = 'SYSTEM_PROMPT = "You judge."\n'
@@ -345,7 +345,7 @@ def _gold_aware_judge(body: dict) -> str:
 
 @pytest.mark.slow
 def test_evaluate_contribution_generation_end_to_end(tmp_path: Path, lattice_file: Path, monkeypatch) -> None:
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
 
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
     out = tmp_path / "run"
@@ -379,7 +379,7 @@ def test_no_generation_and_no_judge_score_is_a_failure_in_every_mode(tmp_path: P
                                                                       monkeypatch) -> None:
     """Issue 22.2: the stub's reply is no answer ("failed:no_title") and, as the judge, gives no score; corrected
     mode reported 1.000 with "failed 0 (0%)". No mode turns a judge's silence into a number."""
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
 
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
     out = tmp_path / "run"
@@ -404,7 +404,7 @@ def _details(out: Path) -> list[dict]:
 
 
 def test_evaluate_without_judge_is_a_one_line_error(tmp_path: Path, capsys, lattice_file: Path, monkeypatch) -> None:
-    from sciprobe.cli import main
+    from sciprobe.cli.commands import main
 
     monkeypatch.setenv(lr.TEMPLATE_ENV, str(lattice_file))
     with StubServer(reply=generation_reply) as gen:
@@ -416,9 +416,9 @@ def test_evaluate_without_judge_is_a_one_line_error(tmp_path: Path, capsys, latt
 
 # ---------------------------------------------------------------- `sciprobe prescience baselines|score` hooks
 def test_prescience_cli_hooks(tmp_path: Path, capsys, lattice_file: Path) -> None:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.prescience import cli as pcli
-    from sciprobe.benchmarks.prescience.evaluation import TaskData
+    from sciprobe.benchmarks.prescience.offline_scoring import TaskData
 
     parser = pcli.configure_parser(argparse.ArgumentParser())
     assert pcli.cmd(parser.parse_args(["baselines", "--task", "citation_prediction",

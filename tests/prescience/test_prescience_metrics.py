@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from metric_module_support import flat
 
-from sciprobe.scoring.forecast import citation_forecast
+from sciprobe.benchmarks.prescience.scoring.forecast import citation_forecast
 from sciprobe.scoring.text_similarity import rouge_l
-from sciprobe.scoring.topic_trend import topic_trend
+from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
 
 from golden import REPO
 

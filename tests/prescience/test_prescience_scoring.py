@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.benchmarks.prescience import evaluation as ev
-from sciprobe.benchmarks.prescience.ranking import score_rankings
+from sciprobe.core.registry import get_benchmark
+from sciprobe.benchmarks.prescience import offline_scoring as ev
+from sciprobe.benchmarks.prescience.scoring.ranking_tasks import score_rankings
 from sciprobe.benchmarks.prescience.synthetic import CorpusConfig, write_corpus
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.forecast import citation_forecast
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.prescience.scoring.forecast import citation_forecast
 from sciprobe.scoring.ranking import ranking_metrics
-from sciprobe.scoring.topic_trend import topic_trend
+from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
 
 from golden import load_cases
 
@@ -107,7 +107,7 @@ def test_padding_is_deterministic_and_uses_the_pool_only():
     a = score_rankings([["c1"], ["c2"]], [["c3"], ["c9"]], variant="ndcg_at_k", pools=[pool, pool], seed=5)
     b = score_rankings([["c1"], ["c2"]], [["c3"], ["c9"]], variant="ndcg_at_k", pools=[pool, pool], seed=5)
     assert a.values == b.values and a.values["n_padded"] == 2 * 999
-    from sciprobe.benchmarks.prescience.ranking import clean_ranking
+    from sciprobe.benchmarks.prescience.scoring.ranking_tasks import clean_ranking
 
     padded, dropped, n = clean_ranking(["c1", "ghost"], pool, k=1000, unknown="drop", pad=True, seed=5, query=0)
     assert len(padded) == 1000 == len(set(padded)) and set(padded) <= set(pool)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.prescience.contribution import (
     contribution_messages,
     parse_contribution,
 )
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 
 from task_card_support import CARD, load_card
 
@@ -25,7 +25,7 @@ def _card():
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     out = tmp_path_factory.mktemp("prescience-card") / "data"
     build_benchmark(PRESCIENCE, PRESCIENCE.sample_source, out, configs=["contribution_generation"])
@@ -91,8 +91,9 @@ def test_card_table_and_metrics(built: Path, monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_lighteval_endpoint_litellm_against_the_stub(built: Path, tmp_path: Path, monkeypatch) -> None:
-    """lighteval's CLI in-process (`sciprobe.lighteval_cli.run`), litellm backend, real HTTP to a loopback stub."""
-    from sciprobe.lighteval_cli import run
+    """lighteval's CLI in-process (`sciprobe.interop.lighteval_cli.run`), litellm backend, real HTTP to a loopback
+    stub."""
+    from sciprobe.interop.lighteval_cli import run
 
     monkeypatch.setenv("SCIPROBE_PRESCIENCE_DATA", str(built))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -121,7 +122,7 @@ def test_lacer_metric_in_the_card_when_a_judge_is_named(built: Path, tmp_path: P
     import datasets
     from lighteval.models.model_output import ModelResponse
 
-    from sciprobe.benchmarks.prescience import lacer as lr
+    from sciprobe.benchmarks.prescience import lacer_judge as lr
 
     ref = {"title": "Sparse gradient matching", "abstract": "A faster gradient method for matching."}
     gens = [{"score": s, "title": f"Step {s}", "abstract": f"Idea {s}."} for s in range(1, 10)]
@@ -155,7 +156,7 @@ def test_forecast_docs_can_be_saved_as_lighteval_details(tmp_path: Path, monkeyp
     write, and the README's `prescience:topic_trends` line ended in that error after its whole run."""
     import datasets
 
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     data = tmp_path / "data"
     build_benchmark(PRESCIENCE, PRESCIENCE.sample_source, data)

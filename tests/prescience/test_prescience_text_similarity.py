@@ -7,8 +7,8 @@ import string
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.errors import SciprobeError
+from sciprobe.core.registry import get_benchmark
+from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.text_similarity import lcs_length, rouge_l, rouge_l_pair, tokenize
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.benchmarks.prescience.lacer import toy_lattice, write_lattices
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.task_data import load_task_data
-from sciprobe.upstream import prompt_set_for
+from sciprobe.core.registry import get_benchmark
+from sciprobe.benchmarks.prescience.lacer_judge import toy_lattice, write_lattices
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.data.task_data import load_task_data
+from sciprobe.run.upstream import prompt_set_for
 
 from golden import CASES_DIR
 from upstream_support import pin_stand_ins
@@ -79,7 +79,7 @@ def test_evaluate_contribution_with_upstream_prompts(tmp_path: Path, monkeypatch
 
 
 def test_import_baseline_predictions(tmp_path: Path) -> None:
-    from sciprobe.benchmarks.prescience.ranking import score_rankings
+    from sciprobe.benchmarks.prescience.scoring.ranking_tasks import score_rankings
 
     assert main(["import-upstream", "prescience", "--logs", str(LOGS / "baselines"), "--output-dir",
                  str(tmp_path)]) == 0

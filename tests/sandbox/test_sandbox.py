@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.runners import sandbox_bwrap as bw
-from sciprobe.runners import sandbox_env
-from sciprobe.runners.sandbox import (
+from sciprobe.core.errors import SciprobeError
+from sciprobe.sandbox import bwrap as bw
+from sciprobe.sandbox import env as sandbox_env
+from sciprobe.sandbox.runner import (
     RunResult,
     RunSpec,
     SandboxLimits,
@@ -39,7 +39,7 @@ from sciprobe.runners.sandbox import (
     run_python,
     sandbox_available,
 )
-from sciprobe.runners.sandbox_tree import list_tree
+from sciprobe.sandbox.tree import list_tree
 
 from golden import CASES_DIR, REPO
 
@@ -444,7 +444,7 @@ def test_filename_and_args(host):
 
 
 def test_bad_paths_are_rejected(host, tmp_path):
-    from sciprobe.runners.sandbox import SandboxError
+    from sciprobe.sandbox.runner import SandboxError
 
     _require_sandbox()
     with pytest.raises(SandboxError):
@@ -456,7 +456,7 @@ def test_bad_paths_are_rejected(host, tmp_path):
 
 
 def test_interpreter_with_a_too_wide_prefix_is_refused(host, tmp_path):
-    from sciprobe.runners.sandbox import SandboxError
+    from sciprobe.sandbox.runner import SandboxError
 
     _require_sandbox()
     fake = tmp_path / "python"
@@ -538,7 +538,7 @@ def _wait_until(condition, seconds: float = 60.0) -> bool:
 def _kill_caller_mid_run(host: dict, program: str, extra_env: dict[str, str] | None = None) -> None:
     """Start run_python in a child process, wait until the program runs, SIGKILL the child."""
     script = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
-              "from sciprobe.runners.sandbox import run_python\n"
+              "from sciprobe.sandbox.runner import run_python\n"
               "print('started', flush=True)\n"
               f"run_python({program!r}, allow_unsandboxed=True, env={{{MARKER_ENV!r}: {host['marker']!r}}})\n")
     caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
@@ -577,14 +577,14 @@ def test_stale_unsandboxed_run_dir_is_reclaimed_without_its_owner_file(host, tmp
     assert _wait_until(lambda: not _procs_with(host["marker"]))
     left = list(host["tmp_root"].iterdir())
     assert len(left) == 1 and not (left[0] / "owner").exists()
-    from sciprobe.runners import sandbox_host
+    from sciprobe.sandbox import host as sandbox_host
 
     sandbox_host.clean_stale_runs(str(host["tmp_root"]))
     assert list(host["tmp_root"].iterdir()) == []
 
 
 def test_live_owners_run_dirs_are_kept(tmp_path, monkeypatch):
-    from sciprobe.runners import sandbox_host
+    from sciprobe.sandbox import host as sandbox_host
 
     monkeypatch.setenv("SCIPROBE_SANDBOX_TMPDIR", str(tmp_path))
     mine = Path(sandbox_host.new_run_root())
@@ -600,7 +600,7 @@ def test_live_owners_run_dirs_are_kept(tmp_path, monkeypatch):
 def test_a_failed_cleanup_loses_no_result(host, tmp_path, monkeypatch):
     """Cleanup that fails for one run of a batch becomes a warning on that run; every result comes back, and the
     run dir is removed by the next run."""
-    from sciprobe.runners import sandbox_host
+    from sciprobe.sandbox import host as sandbox_host
 
     monkeypatch.setenv("SCIPROBE_BWRAP", str(tmp_path / "no-such-bwrap"))
     real = sandbox_host.remove_tree
@@ -631,7 +631,7 @@ def test_program_never_starts_unless_the_host_says_go(host, tmp_path):
     """The sandbox waits for the host before it starts the program; when the host goes away instead (its stdin
     ends), the program never runs: the barrier it would connect to sees nobody."""
     _require_sandbox()
-    from sciprobe.runners import sandbox_supervise as sv
+    from sciprobe.sandbox import supervise as sv
 
     barrier = _Barrier(tmp_path / "barrier.sock", 1)
     try:
@@ -696,7 +696,7 @@ def test_probe_rejects_old_bwrap(tmp_path, monkeypatch):
 
 
 def test_limits_are_validated():
-    from sciprobe.runners.sandbox import SandboxError
+    from sciprobe.sandbox.runner import SandboxError
 
     with pytest.raises(SandboxError):
         SandboxLimits(wall_s=0)
@@ -740,7 +740,7 @@ def _unprivileged_checks(py: str, work: Path) -> None:
 import json, os, sys
 sys.path.insert(0, {str(REPO)!r})
 os.environ['SCIPROBE_SANDBOX_TMPDIR'] = {str(work)!r}
-from sciprobe.runners.sandbox import run_python, sandbox_available, SandboxLimits
+from sciprobe.sandbox.runner import run_python, sandbox_available, SandboxLimits
 ok, reason = sandbox_available()
 out = {{'ok': ok, 'reason': reason}}
 if ok:
@@ -778,8 +778,8 @@ print(json.dumps(out))
 _UNPRIVILEGED_RUNNER = """
 import json, os, sys
 sys.path.insert(0, {repo!r})
-from sciprobe.runners.sandbox import SandboxLimits, run_python
-from sciprobe.runners.sandbox_tree import list_tree
+from sciprobe.sandbox.runner import SandboxLimits, run_python
+from sciprobe.sandbox.tree import list_tree
 
 for line in sys.stdin:
     job = json.loads(line)

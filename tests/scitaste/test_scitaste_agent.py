@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.scitaste.agent import AgentConfig, parse_text_calls, run_agent
 from sciprobe.benchmarks.scitaste.live_tools import (
     AdsBackend,
@@ -33,13 +33,13 @@ from sciprobe.benchmarks.scitaste.tools import (
     synthetic_snapshot,
     tool_schemas,
 )
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
 from sciprobe.llm.cache import ResponseCache
 from sciprobe.llm.client import LLMClient
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Completion, Request
-from sciprobe.scoring.composite import DIMENSIONS
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS
 
 TASTE = get_benchmark("scitaste")
 SAMPLE = [json.loads(line) for line in (TASTE.sample_source / "selected.jsonl").read_text().splitlines()]

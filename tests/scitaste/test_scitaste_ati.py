@@ -8,8 +8,8 @@ import pytest
 
 from sciprobe.benchmarks.scitaste import ati
 from sciprobe.benchmarks.scitaste.synthetic import FIXTURE_WEIGHTS, release_records
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS
 
 
 def test_known_weights_are_the_published_ratios() -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 import datasets
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.scitaste.source import DISCIPLINES
 from sciprobe.benchmarks.scitaste.synthetic import release_records, write_release
-from sciprobe.build import build_benchmark
-from sciprobe.cutoffs import parse_cutoff
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.composite import DIMENSIONS
+from sciprobe.data.build import build_benchmark
+from sciprobe.data.cutoffs import parse_cutoff
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS
 
 from golden import REPO
 

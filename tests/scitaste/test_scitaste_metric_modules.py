@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from metric_module_support import import_file
 
-from sciprobe.scoring.composite import scitaste_composite
-from sciprobe.scoring.wape import wape_grade
+from sciprobe.benchmarks.scitaste.scoring.composite import scitaste_composite
+from sciprobe.benchmarks.scitaste.scoring.wape import wape_grade
 
 from golden import REPO, load_cases
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.composite import (KNOWN_WEIGHTS, average_ranks, classify, placeholder_weights,
-                                        scheme1_from_stats, scitaste_composite, spearman)
-from sciprobe.scoring.report import ScoreReport
-from sciprobe.scoring.wape import GRADE_BOUNDS_PCT, KNOTS_V1, grade_wape, scheme2_score, wape_grade
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.scitaste.scoring.composite import (
+    KNOWN_WEIGHTS, average_ranks, classify, placeholder_weights, scheme1_from_stats, scitaste_composite, spearman)
+from sciprobe.scoring.score_report import ScoreReport
+from sciprobe.benchmarks.scitaste.scoring.wape import GRADE_BOUNDS_PCT, KNOTS_V1, grade_wape, scheme2_score, wape_grade
 
 from golden import load_cases
 

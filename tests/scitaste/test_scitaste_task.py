@@ -15,14 +15,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.scitaste import gold, score_pure_qa
 from sciprobe.benchmarks.scitaste.parsing import parse_answer
 from sciprobe.benchmarks.scitaste.prompts import PROMPT_VERSION, pure_qa_messages
-from sciprobe.cli import main
-from sciprobe.errors import SciprobeError
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.scoring.composite import DIMENSIONS
+from sciprobe.cli.commands import main
+from sciprobe.core.errors import SciprobeError
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS
 
 from task_card_support import CARD, load_card
 
@@ -168,8 +168,8 @@ def test_card_metrics_score_parsed_answers(tmp_path: Path) -> None:
     import datasets
     from lighteval.models.model_output import ModelResponse
 
-    from sciprobe.build import build_benchmark
-    from sciprobe.lighteval_adapter import make_prompt_function, render_query, tasks_table
+    from sciprobe.data.build import build_benchmark
+    from sciprobe.interop.lighteval_tasks import make_prompt_function, render_query, tasks_table
 
     build_benchmark(TASTE, TASTE.sample_source, tmp_path / "d", configs=["selected"])
     rows = datasets.load_dataset(str(tmp_path / "d"), "selected", split="test").to_list()
@@ -193,7 +193,7 @@ def test_card_metrics_score_parsed_answers(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_lighteval_endpoint_litellm_against_the_stub(tmp_path: Path) -> None:
     """The real lighteval CLI (through `sciprobe lighteval`), litellm backend, real HTTP to a loopback stub."""
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     data = tmp_path / "data"
     build_benchmark(TASTE, TASTE.sample_source, data)
@@ -201,7 +201,7 @@ def test_lighteval_endpoint_litellm_against_the_stub(tmp_path: Path) -> None:
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "SCIPROBE_HOME": str(tmp_path / "home"),
                "SCIPROBE_SCITASTE_DATA": str(data)}
         proc = subprocess.run(
-            [sys.executable, "-m", "sciprobe.cli", "lighteval", "endpoint", "litellm",
+            [sys.executable, "-m", "sciprobe.cli.commands", "lighteval", "endpoint", "litellm",
              f"model_name=openai/stub-model,base_url={server.base_url},provider=openai,api_key=sk-test",
              "scitaste:pure_qa|0", "--custom-tasks", str(CARD),
              "--output-dir", str(tmp_path / "out")],

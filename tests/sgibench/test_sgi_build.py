@@ -11,12 +11,12 @@ from pathlib import Path
 import datasets
 import pytest
 
-from sciprobe.benchmarks import get_benchmark, resolve_task
+from sciprobe.core.registry import get_benchmark, resolve_task
 from sciprobe.benchmarks.sgibench import external, prompts
 from sciprobe.benchmarks.sgibench.source import normalise, parse_dict_field, read_source
 from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-from sciprobe.build import build_benchmark
-from sciprobe.errors import SciprobeError
+from sciprobe.data.build import build_benchmark
+from sciprobe.core.errors import SciprobeError
 
 from golden import REPO
 
@@ -137,7 +137,7 @@ def test_prompts_and_parsers_round_trip(built: Path) -> None:
 
 
 def test_idea_and_dry_tasks_score_records(built: Path) -> None:
-    from sciprobe.scoring.sgi.dry_experiment import RunResult, assemble_program
+    from sciprobe.benchmarks.sgibench.scoring.dry_experiment import RunResult, assemble_program
 
     dry = datasets.load_dataset(str(built), "dry_experiment", split="test")[2]
     answer = "<answer>\ndef scale(values, factor):\n    return [v * factor for v in values]\n</answer>"
@@ -209,7 +209,7 @@ def test_built_idea_rows_feed_the_idea_scorer(built: Path) -> None:
 
     import numpy as np
 
-    from sciprobe.scoring.sgi.idea import idea_generation_scores
+    from sciprobe.benchmarks.sgibench.scoring.idea import idea_generation_scores
 
     class HashEmbedder:
         def encode(self, texts):

@@ -5,10 +5,10 @@ column)."""
 from __future__ import annotations
 
 from sciprobe.benchmarks.sgibench.demo import sgi_score_rows
-from sciprobe.results import TaskResult
-from sciprobe.scoring.report import Coverage, ScoreReport
-from sciprobe.scoring.sgi.overall import COMPONENTS
-from sciprobe.summary import benchmark_tables, format_table, summary_rows
+from sciprobe.results.write import TaskResult
+from sciprobe.scoring.score_report import Coverage, ScoreReport
+from sciprobe.benchmarks.sgibench.scoring.overall import COMPONENTS
+from sciprobe.results.summary import benchmark_tables, format_table, summary_rows
 
 HEADLINES = {"deep_research": "exact_match", "idea_generation": "final", "dry_experiment": "passall_at_5",
              "wet_experiment": "final", "experimental_reasoning": "mca"}

@@ -4,7 +4,7 @@ keep the stubs and never raise."""
 
 from __future__ import annotations
 
-from sciprobe.scoring.sgi.dry_experiment import (
+from sciprobe.benchmarks.sgibench.scoring.dry_experiment import (
     RunResult,
     assemble_program,
     final_outputs_match,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.runners.sandbox import sandbox_available
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.sandbox.runner import sandbox_available
 
 SGI = get_benchmark("sgibench")
 pytestmark = [pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here"),
@@ -29,7 +29,7 @@ TASK = "sgibench:dry_experiment"
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> Path:
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi-ray")
     build_benchmark(SGI, write_synthetic_source(root / "source", n=3), root / "built", configs=["dry_experiment"])
@@ -90,7 +90,7 @@ def test_mixed_outcomes_come_back_in_order(ray_cluster, sgi_data: Path) -> None:
 
     from sciprobe.benchmarks.sgibench import prompts, score_dry
     from sciprobe.benchmarks.sgibench.dry_runner import run_sgi_dry
-    from sciprobe.executors import get_executor
+    from sciprobe.core.executors import get_executor
     from sciprobe.llm.client import LLMClient
 
     rows = datasets.load_dataset(str(sgi_data), "dry_experiment", split="test").to_list()

@@ -1,5 +1,5 @@
 """SGI-Bench end to end, offline (issue 4 "Done means"; spec sgibench.md §3, §3.6, §8): the synthetic fixtures
-in the released schemas build, load and run all five components through ``sciprobe.evaluation.evaluate`` on
+in the released schemas build, load and run all five components through ``sciprobe.run.evaluation.evaluate`` on
 the bundled model ``local/smollm2`` plus a loopback stub judge (real HTTP), with the bundled MiniLM embedder
 for the idea objective terms and the bubblewrap sandbox for dry experiments; then the five component scores
 combine into the SGI-Score (``overall``) with per-component coverage.
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.evaluation import EvaluationRequest, evaluate
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.scoring.sgi.overall import COMPONENTS, HEADLINE, sgi_score
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.benchmarks.sgibench.scoring.overall import COMPONENTS, HEADLINE, sgi_score
 
 pytestmark = pytest.mark.slow
 SGI = get_benchmark("sgibench")
@@ -31,7 +31,7 @@ VERDICT = "\n".join(f"{d}: [Win B] because it is better." for d in
 
 def sandbox_ok() -> tuple[bool, str]:
     """What `sciprobe sandbox check` says (exit status 0 = the sandbox works)."""
-    from sciprobe.runners.sandbox import sandbox_available
+    from sciprobe.sandbox.runner import sandbox_available
 
     return sandbox_available()
 
@@ -59,7 +59,7 @@ def judge_reply(body: dict) -> str:
 @pytest.fixture(scope="module")
 def sgi_built(tmp_path_factory) -> Path:
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi-e2e")
     source = write_synthetic_source(root / "source", n=3)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.evaluation import EvaluationRequest, evaluate
-from sciprobe.llm.stub_server import StubServer
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
+from sciprobe.testing.stub_server import StubServer
 
 SGI = get_benchmark("sgibench")
 STEPS_HALF = ('[{"solution_step": "find", "reason": "ok", "judge": "correct"}, '
@@ -27,7 +27,7 @@ STEPS_ALL = '[{"solution_step": "find", "reason": "ok", "judge": "correct"}]'
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> Path:
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi-judged")
     source = write_synthetic_source(root / "source", n=3)
@@ -206,7 +206,7 @@ def test_text_only_models_get_placeholders_and_images_dropped(sgi_data: Path, tm
     asked = [b for b in seen if b["model"] == "txt"]
     assert all(isinstance(m["content"], str) for b in asked for m in b["messages"])
     users = sorted(b["messages"][1]["content"] for b in asked)  # the stub sees them in any order
-    from sciprobe.task_data import load_task_data
+    from sciprobe.data.task_data import load_task_data
 
     # the two items --limit 2 asks (a seeded sample), by their number of images
     counts = sorted(len(r["images"]) for r in load_task_data(SGI, SGI.task("experimental_reasoning"),
@@ -226,7 +226,7 @@ def test_text_only_models_get_placeholders_and_images_dropped(sgi_data: Path, tm
 
 
 def test_image_policy_and_flattening() -> None:
-    from sciprobe.errors import SciprobeError
+    from sciprobe.core.errors import SciprobeError
     from sciprobe.llm.client import LLMClient
     from sciprobe.benchmarks.sgibench.judged_runners import flatten_for_text_model, image_policy
 
@@ -258,7 +258,7 @@ def test_jpeg_bytes_become_a_true_png_data_url() -> None:
 
     from PIL import Image
 
-    from sciprobe.scoring.sgi.reasoning import image_part
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import image_part
 
     buffer = io.BytesIO()
     Image.new("RGB", (3, 3), (0, 0, 255)).save(buffer, format="JPEG")

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sciprobe.scoring.sgi import deep_research, idea, reasoning
-from sciprobe.scoring.sgi._common import call_judge, judge_from_client
+from sciprobe.benchmarks.sgibench.scoring import deep_research, idea, reasoning
+from sciprobe.benchmarks.sgibench.scoring._common import call_judge, judge_from_client
 
 ROW = {"related_work": "{'W1': 'rw one'}", "challenge": "c", "limitation": "l", "motivation": "m",
        "task_objective": "t", "existing_solutions": "{'S1': 'sol one'}", "keywords": ["alpha"],

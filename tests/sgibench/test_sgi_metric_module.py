@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from metric_module_support import flat, import_file
 
-from sciprobe.scoring.sgi import deep_research, overall, reasoning, wet_experiment
+from sciprobe.benchmarks.sgibench.scoring import deep_research, overall, reasoning, wet_experiment
 
 from golden import REPO, load_cases
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
-from sciprobe.cli import main
-from sciprobe.evaluation import EvaluationRequest, evaluate
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.runners.sandbox import SandboxLimits, sandbox_available
+from sciprobe.core.registry import get_benchmark
+from sciprobe.cli.commands import main
+from sciprobe.run.evaluation import EvaluationRequest, evaluate
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.sandbox.runner import SandboxLimits, sandbox_available
 
 SGI = get_benchmark("sgibench")
 needs_sandbox = pytest.mark.skipif(not sandbox_available()[0], reason="bubblewrap sandbox not available here")
@@ -38,7 +38,7 @@ VERDICT = "\n".join(f"{d}: [Win {{w}}] because it is better." for d in
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> Path:
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi-runners")
     source = write_synthetic_source(root / "source", n=3)
@@ -92,8 +92,8 @@ def test_single_call_sgi_tasks_end_to_end(sgi_data: Path, tmp_path: Path) -> Non
 
 
 def test_every_task_is_handed_a_runner_object() -> None:
-    from sciprobe.declaration import Runner
-    from sciprobe.task_runner import runner_of
+    from sciprobe.core.declaration import Runner
+    from sciprobe.run.task_runner import runner_of
 
     kinds = {name: runner_of(task).kind for name, task in SGI.tasks.items()}
     assert all(isinstance(runner_of(task), Runner) for task in SGI.tasks.values())
@@ -102,8 +102,8 @@ def test_every_task_is_handed_a_runner_object() -> None:
 
 
 def test_score_file_refuses_runner_tasks(sgi_data: Path, tmp_path: Path) -> None:
-    from sciprobe.errors import SciprobeError
-    from sciprobe.scoring_cli import score_file
+    from sciprobe.core.errors import SciprobeError
+    from sciprobe.run.score_predictions import score_file
 
     preds = tmp_path / "p.jsonl"
     preds.write_text('{"id": "SGI_DryExperiment_0200", "response": "x"}\n')
@@ -198,7 +198,7 @@ def test_dry_judge_garbage_is_a_recorded_failure(sgi_data: Path, tmp_path: Path)
 
 
 def test_dry_refuses_without_sandbox_unless_allowed(sgi_data: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    from sciprobe.runners import sandbox
+    from sciprobe.sandbox import runner as sandbox
 
     monkeypatch.setattr(sandbox, "sandbox_available", lambda **_: (False, "bubblewrap not found at /nowhere"))
     with StubServer(reply=lambda body: CORRECT) as stub:

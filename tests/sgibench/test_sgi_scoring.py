@@ -1,4 +1,4 @@
-"""Golden cases for sciprobe.scoring.sgi (spec sgibench.md §3, §8): tests/cases/sgi_*.json.
+"""Golden cases for sciprobe.benchmarks.sgibench.scoring (spec sgibench.md §3, §8): tests/cases/sgi_*.json.
 
 Each case names a ``function``, its ``kwargs`` and either ``expected`` (a subset of the flattened report:
 mode, values, coverage; nested dicts and lists of dicts are compared key by key) or ``expected_error``.
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.report import ScoreReport
-from sciprobe.scoring.sgi import (
+from sciprobe.core.errors import SciprobeError
+from sciprobe.scoring.score_report import ScoreReport
+from sciprobe.benchmarks.sgibench.scoring import (
     deep_research,
     dry_experiment,
     idea,

@@ -1,5 +1,6 @@
 """The SGI-Bench lighteval 0.13 task card (spec sgibench.md §9; ecosystem.md §4): task configs, prompt
-functions (images in Doc.images), picklable metrics scored by sciprobe.scoring.sgi, and an end-to-end run with
+functions (images in Doc.images), picklable metrics scored by sciprobe.benchmarks.sgibench.scoring, and an end-to-end
+run with
 a canned model."""
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from types import ModuleType
 import datasets
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-from sciprobe.build import build_benchmark
+from sciprobe.data.build import build_benchmark
 
 from task_card_support import CARD, load_card
 
@@ -78,7 +79,7 @@ def test_metrics_score_through_sciprobe(card: ModuleType, built: Path) -> None:
 def test_wet_card_reports_the_soft_scores(card: ModuleType, built: Path) -> None:
     """soft_ss / soft_pa / soft_final (SGI-Bench@3854aa9) in both modes, scored by the declaration's scorer: an
     answer lacking its last step loses all strict SS but keeps most of the soft scores."""
-    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import wet_experiment_scores
 
     cfg = next(t for t in card.TASKS_TABLE if t.name.endswith("wet_experiment"))
     by_name = {m.metric_name: m for m in cfg.metrics}

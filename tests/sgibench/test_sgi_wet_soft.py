@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.sgibench.upstream import WET_SOFT_COMMIT
-from sciprobe.cards import upstream_section
-from sciprobe.cli import main
-from sciprobe.scoring.sgi.overall import sgi_score
-from sciprobe.scoring.sgi.wet_experiment import SOFT_COMMIT, wet_experiment_scores
+from sciprobe.data.cards import upstream_section
+from sciprobe.cli.commands import main
+from sciprobe.benchmarks.sgibench.scoring.overall import sgi_score
+from sciprobe.benchmarks.sgibench.scoring.wet_experiment import SOFT_COMMIT, wet_experiment_scores
 
 from golden import REPO
 

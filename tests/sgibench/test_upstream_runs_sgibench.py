@@ -12,13 +12,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sciprobe.benchmarks import get_benchmark
+from sciprobe.core.registry import get_benchmark
 from sciprobe.benchmarks.sgibench.prompts import SYSTEM
-from sciprobe.cli import main
-from sciprobe.llm.stub_server import StubServer
-from sciprobe.scoring.sgi.deep_research import answer_judge_accuracy, parse_answer_verdict
-from sciprobe.task_data import load_task_data
-from sciprobe.upstream import prompt_set_for, python_constants
+from sciprobe.cli.commands import main
+from sciprobe.testing.stub_server import StubServer
+from sciprobe.benchmarks.sgibench.scoring.deep_research import answer_judge_accuracy, parse_answer_verdict
+from sciprobe.data.task_data import load_task_data
+from sciprobe.run.upstream import prompt_set_for, python_constants
 
 from golden import CASES_DIR
 from upstream_support import pin_stand_ins
@@ -42,7 +42,7 @@ def _constant(relative: str, name: str):
 @pytest.fixture(scope="module")
 def sgi_data(tmp_path_factory) -> Path:
     from sciprobe.benchmarks.sgibench.synthetic import write_synthetic_source
-    from sciprobe.build import build_benchmark
+    from sciprobe.data.build import build_benchmark
 
     root = tmp_path_factory.mktemp("sgi-upstream")
     build_benchmark(SGI, write_synthetic_source(root / "source", n=3), root / "built")

@@ -18,8 +18,9 @@ from typing import Any, Mapping, Sequence
 
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
-from sciprobe.lazy import lazy
+from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.core.lazy import lazy
+from sciprobe.core.score_ranges import unit
 
 CITATION = """
 @inproceedings{shen26d,
@@ -123,7 +124,8 @@ def score_i2r(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     min(k, |gold|), duplicate titles rejected.
     """
     from sciprobe.benchmarks.idrbench.i2r import mode_view
-    from sciprobe.scoring.ranking import idrbench_official_ranking, ranking_metrics
+    from sciprobe.benchmarks.idrbench.scoring.official_ranking import idrbench_official_ranking
+    from sciprobe.scoring.ranking import ranking_metrics
 
     records = mode_view(records, mode)  # replayed comparisons: each mode's own tournament
     if mode == "official":
@@ -183,7 +185,7 @@ I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
 # ---------------------------------------------------------------- tasks
 
 _PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
-# prompt builders, parsers and the source reader load on their first call (sciprobe.lazy)
+# prompt builders, parsers and the source reader load on their first call (sciprobe.core.lazy)
 IPI_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:ipi_messages")
 I3_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:i3_messages")
 PARSE_IPI = lazy("sciprobe.benchmarks.idrbench.parsing:parse_ipi")
@@ -191,11 +193,17 @@ PARSE_I3 = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i3")
 PARSE_I2R = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i2r")
 
 
+#: the valid range of each idr_classification score (sciprobe.scoring.ranges)
+IDR_CLASSIFICATION_RANGES = tuple(unit("*f1*", "tpr", "tnr", "fpr", "fnr", "accuracy", "precision*", "recall*",
+                                       "parse_failure_rate"))
+
+
 def _classification_task(name: str, config: str, shots: int, build, parse, headline_desc: str,
                          upstream_prompt: str) -> TaskSpec:
     return TaskSpec(
         name=name, config=config, description=headline_desc + (f", {shots}-shot" if shots else ", 0-shot"),
-        metric="idr_classification", score=score_classification, build_messages=build, parse=parse,
+        metric="idr_classification", score_ranges=IDR_CLASSIFICATION_RANGES,
+        score=score_classification, build_messages=build, parse=parse,
         gold=_gold_label, num_fewshot=shots, fewshot_split="fewshot" if shots else None,
         generation=dict(OFFICIAL_GENERATION), modes=("official", "strict"), headline="macro_f1",
         record_fields=("pa_id", *(("disciplines",) if config == "ipi" else ("sides_share_discipline",))),

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from sciprobe.declaration import Baseline, BaselineInput
+from sciprobe.core.declaration import Baseline, BaselineInput
 
 SEED = 0
 CLASSIFICATION = ("ipi", "ipi_5shot", "i3_set1", "i3_set1_3shot", "i3_set2", "i3_set2_3shot")

@@ -1,4 +1,4 @@
-"""I2R runner: plays every instance's Swiss tournament (:mod:`sciprobe.runners.swiss`), all instances in
+"""I2R runner: plays every instance's Swiss tournament (:mod:`sciprobe.run.runners.swiss`), all instances in
 lockstep, so each round's comparisons (of every instance) go to the client as one batch
 (shared/spec/idrbench.md §2.3, §5.2). I2R plays one tournament per requested mode (their pairings differ).
 
@@ -21,16 +21,16 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sciprobe.declaration import Runner, TaskSpec
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import CALL_FAILED, unanswered
-from sciprobe.numbers import finite_number
+from sciprobe.core.declaration import Runner, TaskSpec
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import CALL_FAILED, unanswered
+from sciprobe.core.numbers import finite_number
 
 # the declaration imports this module for SWISS: the tournament, prompts, parser and LLM types load when it runs
 if TYPE_CHECKING:
     from sciprobe.llm.types import Request
-    from sciprobe.results import TaskResult
-    from sciprobe.task_runner import RunContext
+    from sciprobe.results.write import TaskResult
+    from sciprobe.run.task_runner import RunContext
 
 
 def _players(row: Mapping) -> list[dict]:
@@ -60,7 +60,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
     wording by default, or upstream's with ``--prompts upstream``)."""
     from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
-    from sciprobe.runners.swiss import SwissTournament
+    from sciprobe.run.runners.swiss import SwissTournament
 
     comparison_messages = comparison_messages or i2r_comparison_messages
     if mode not in ("official", "corrected"):
@@ -117,7 +117,7 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             "byes": json.dumps([[r, game.titles[p]] for r, p in game.byes], ensure_ascii=False),
             "matches": json.dumps(log, ensure_ascii=False),
             # a tournament with a comparison that got no answer is no evidence of the model's ranking: the
-            # instance is left out of the score (sciprobe.evidence) and a rerun replays the answered ones
+            # instance is left out of the score (sciprobe.results.evidence) and a rerun replays the answered ones
             "parse_path": CALL_FAILED if failed else "played",
             "error": (f"{failed[0]['error']} ({len(failed)} of {len(log)} comparisons got no answer)"
                       if failed else None),
@@ -131,7 +131,7 @@ def replay_tournament(row: Mapping, comparisons: Sequence[Mapping[str, Any]], mo
     points and the match log, or ``error`` when a pairing has no stored reply."""
     from collections import deque
 
-    from sciprobe.runners.swiss import SwissTournament
+    from sciprobe.run.runners.swiss import SwissTournament
 
     if mode not in ("official", "corrected"):
         raise ValueError(f"unknown I2R mode {mode!r} (official, corrected)")
@@ -246,7 +246,7 @@ class SwissRunner(Runner):
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
         from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
-        from sciprobe.results import TaskResult
+        from sciprobe.results.write import TaskResult
 
         results = []
         for mode in ctx.modes:

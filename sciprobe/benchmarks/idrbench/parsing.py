@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from sciprobe.declaration import Parsed
+from sciprobe.core.declaration import Parsed
 
 OFFICIAL_IPI = re.compile(
     r"Your verdict:\s*(?P<verdict>Yes|No).?\s*Confidence score:\s*(?P<score>\d+).?\s*"

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.report_figures import RunTask, figure, json_cell
+from sciprobe.results.figures import RunTask, figure, json_cell
 
 BINS = np.linspace(0, 100, 11)
 

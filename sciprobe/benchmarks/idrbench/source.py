@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import (
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import (
     check_unique_ids,
     get_field,
     json_records,

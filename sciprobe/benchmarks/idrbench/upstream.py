@@ -6,7 +6,7 @@ Every template is a module-level string of upstream ``utils.py``, filled with ``
 template), ``prompt_exp_2`` / ``prompt_exp_2_fewshot`` (I3: the two sides, one ``Title: %s; Abstract: %s`` line per
 paper, joined by newlines), ``prompt_exp_3`` (an I2R comparison: main paper, Paper 1, Paper 2). The system message
 is ``sys_prompt_critical`` (the default ``critical: True``) or ``sys_prompt``, sent with role ``system`` (upstream
-sends it as a user turn only to o1 models). The file is fetched at run time (:mod:`sciprobe.upstream`) and read
+sends it as a user turn only to o1 models). The file is fetched at run time (:mod:`sciprobe.run.upstream`) and read
 with :mod:`ast`, never executed or stored here. Upstream sends the release text as is (``pd.read_json`` of the
 release files): ``--prompts upstream`` builds the bundled sample with ``--raw-whitespace`` itself, and says on
 stderr and in provenance when ``--data`` was built with the default whitespace normalisation (then the messages
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Upstream
-from sciprobe.errors import SciprobeError
+from sciprobe.core.declaration import Upstream
+from sciprobe.core.errors import SciprobeError
 
 PROMPTS_PATH = "utils.py"
 UPSTREAM = Upstream(

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.idrbench.source import normalize_id
-from sciprobe.errors import SciprobeError
-from sciprobe.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
 
 _NAME = re.compile(r"^(?:part_(?P<part>\d+)_)?exp_(?P<exp>1|2_\d+|3_\d+)_(?P<rest>.+)\.json$")
 _I3_FILES = {"2_1": "i3_set1", "2_3": "i3_set2"}

@@ -23,8 +23,9 @@ from typing import Any
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.forecast_runner import FORECAST
 from sciprobe.benchmarks.prescience.upstream import UPSTREAM
-from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
-from sciprobe.lazy import lazy
+from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
+from sciprobe.core.lazy import lazy
+from sciprobe.core.score_ranges import ScoreRange, correlation, non_negative, regression, unit
 
 CITATION = """
 @misc{prescience2026,
@@ -154,7 +155,7 @@ def score_ranking_records(variant: str):
     def score(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
         """Records carry ``prediction`` (ranked ids or None), ``gold`` and optionally ``pool`` (strict mode).
         official: upstream ``evaluate.py`` on the lists as given; strict: clean-up, padding, hits/|gold|."""
-        from sciprobe.benchmarks.prescience.ranking import score_rankings
+        from sciprobe.benchmarks.prescience.scoring.ranking_tasks import score_rankings
 
         pools = [r["pool"] for r in records] if records and all("pool" in r for r in records) else None
         return _with_parse_counts(score_rankings([r["prediction"] for r in records], [r["gold"] for r in records],
@@ -164,7 +165,7 @@ def score_ranking_records(variant: str):
 
 
 def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.scoring.forecast import citation_forecast
+    from sciprobe.benchmarks.prescience.scoring.forecast import citation_forecast
 
     return _with_parse_counts(citation_forecast([r["prediction"] for r in records], [r["gold"] for r in records]),
                               records)
@@ -173,8 +174,8 @@ def score_citation_records(records: Sequence[Mapping[str, Any]], mode: str = "of
 def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry ``prediction`` (a count or None), ``gold`` (forecast count), ``history`` (history count)
     and, for ``mode="paper"``, ``history_papers`` / ``forecast_papers`` (the windows' labelled papers)."""
-    from sciprobe.errors import SciprobeError
-    from sciprobe.scoring.topic_trend import topic_trend
+    from sciprobe.core.errors import SciprobeError
+    from sciprobe.benchmarks.prescience.scoring.topic_trend import topic_trend
 
     papers: dict[str, Any] = {}
     if mode == "paper":
@@ -189,7 +190,7 @@ def score_trend_records(records: Sequence[Mapping[str, Any]], mode: str = "offic
 
 def score_contribution_records(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """ROUGE-L F (official text rule ``title + " " + abstract``); LACER needs a judge
-    (:func:`sciprobe.scoring.lacer.lacer`) and is not wired into this record scorer yet."""
+    (:func:`sciprobe.benchmarks.prescience.scoring.lacer.lacer`) and is not wired into this record scorer yet."""
     from sciprobe.scoring.text_similarity import rouge_l
 
     def text(x: Any) -> str:
@@ -263,7 +264,22 @@ COLLABORATOR_BREAKDOWNS = (Breakdown("team_size", "team size",
 PRIOR_WORK_BREAKDOWNS = (Breakdown("team_size", "team size", lambda row: _team_size(len(row.get("author_ids") or []))),
                          QUARTER)
 
-# T1's prompt, parser and scorer live with its runner and load on their first call (sciprobe.lazy)
+#: the valid range of each contribution_generation score (sciprobe.scoring.ranges)
+CONTRIBUTION_RANGES = (
+    *unit("rougeL"), *correlation("bertscore_f1"),
+    # LACER is a 1-10 judge scale; official mode takes the judge's first number unclamped
+    ScoreRange("lacer*", modes=("official",), decimals=2), ScoreRange("lacer_failed*", 0.0, decimals=0),
+    ScoreRange("lacer*", 1.0, 10.0, decimals=2),
+)
+
+#: the valid range of each citation_forecast score (sciprobe.scoring.ranges)
+CITATION_RANGES = (*non_negative("log1p_mae"), *correlation("log1p_pearson"), *regression())
+
+#: the valid range of each topic_trend score (sciprobe.scoring.ranges)
+TREND_RANGES = tuple(regression())
+
+
+# T1's prompt, parser and scorer live with its runner and load on their first call (sciprobe.core.lazy)
 _CONTRIBUTION = "sciprobe.benchmarks.prescience.contribution:"
 TASKS = {
     "contribution_generation": TaskSpec(
@@ -271,7 +287,8 @@ TASKS = {
         description="T1: generate the title + abstract of a follow-up of the influential references; LACER "
                     "(judge via --judge; upstream's judge prompt, or SCIPROBE_LACER_TEMPLATE), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
-        metric="contribution_generation", score=lazy(_CONTRIBUTION + "score_records"),
+        metric="contribution_generation", score_ranges=CONTRIBUTION_RANGES,
+        score=lazy(_CONTRIBUTION + "score_records"),
         build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
         gold=_contribution_gold, runner=CONTRIBUTION,
         # headline rougeL: the number every path (prediction files, lighteval) can compute; the evaluate runner
@@ -298,7 +315,8 @@ TASKS = {
         name="citation_prediction", config="citation_prediction",
         description="T4 (alias impact_prediction): forecast 12-month cumulative citations (MAE, R², Pearson, "
                     "Spearman, log1p)",
-        metric="citation_forecast", score=score_citation_records, gold=lambda row: int(row["label_12m"]),
+        metric="citation_forecast", score_ranges=CITATION_RANGES,
+        score=score_citation_records, gold=lambda row: int(row["label_12m"]),
         runner=FORECAST, generation={"max_tokens": 256}, headline="mae", breakdowns=(QUARTER,),
         item_scores=citation_items),
     "future_combination": TaskSpec(
@@ -310,13 +328,15 @@ TASKS = {
     "topic_trends": TaskSpec(
         name="topic_trends", config="topic_trends",
         description="T6: forecast per-topic paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
+        metric="topic_trend", score_ranges=TREND_RANGES,
+        score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
         runner=FORECAST, generation={"max_tokens": 256}, modes=("official", "paper"), headline="delta_share_r2",
         item_scores=trend_items),
     "topic_pair_trends": TaskSpec(
         name="topic_pair_trends", config="topic_pair_trends",
         description="T7: forecast per-topic-pair paper counts; Δ-share R², Pearson, Spearman, MAE",
-        metric="topic_trend", score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
+        metric="topic_trend", score_ranges=TREND_RANGES,
+        score=score_trend_records, gold=lambda row: int(row["forecast_count"]),
         runner=FORECAST, generation={"max_tokens": 256}, modes=("official", "paper"), headline="delta_share_r2",
         item_scores=trend_items),
 }

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sciprobe.benchmarks.prescience.history import CorpusIndex, HistoryView
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 RECENT_PAPERS = 10
 

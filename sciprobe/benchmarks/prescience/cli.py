@@ -1,5 +1,6 @@
 """CLI hooks for ``sciprobe prescience baselines`` and ``sciprobe prescience score`` (wired by
-:mod:`sciprobe.cli`): :func:`configure_parser` adds the two actions to a ``prescience`` parser, :func:`cmd` runs
+:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the two actions to a ``prescience`` parser, :func:`cmd`
+runs
 them. Both read release files (``train.parquet``/``test.parquet`` + JSONL; default: the bundled sample) and
 print one line per metric; ``--json FILE`` also writes the full score reports.
 """
@@ -12,24 +13,24 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 __all__ = ["cmd", "configure_parser"]
 
 
 def _source(arg: str | None) -> Path:
     if arg:
-        from sciprobe.sources import local_folder
+        from sciprobe.data.sources import local_folder
 
         return local_folder(arg, "--source")
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     return get_benchmark("prescience").sample_source
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """``parser`` is the ``prescience`` sub-command parser; adds ``baselines`` and ``score``."""
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     # every task of the declaration is scored from prediction files (evaluation.SCORED_TASKS): read from the
     # declaration so `sciprobe prescience --help` does not load the scorers (pyarrow)
@@ -80,10 +81,10 @@ def _write(path: str | None, reports: dict[str, Any]) -> None:
 
 def _lacer(args: argparse.Namespace) -> Any:
     """LACER of a T1 prediction file: every instance judged (a missing prediction as an empty generation)."""
-    from sciprobe.benchmarks.prescience.evaluation import TaskData, read_predictions
+    from sciprobe.benchmarks.prescience.offline_scoring import TaskData, read_predictions
     from sciprobe.llm.spec import split_specs
-    from sciprobe.task_runner import make_client
-    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
+    from sciprobe.run.task_runner import make_client
+    from sciprobe.benchmarks.prescience.lacer_judge import judge_pairs, load_template
 
     template = load_template(args.lacer_template, upstream_dir=args.upstream_dir)
     data = TaskData(_source(args.source), "contribution_generation")
@@ -97,7 +98,7 @@ def _lacer(args: argparse.Namespace) -> Any:
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from sciprobe.benchmarks.prescience.evaluation import (
+    from sciprobe.benchmarks.prescience.offline_scoring import (
         SCORED_TASKS,
         run_baselines,
         score_prediction_file,

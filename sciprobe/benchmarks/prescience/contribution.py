@@ -13,7 +13,7 @@ same answer).
 Runner ``prescience_contribution`` (``sciprobe evaluate prescience:contribution_generation --model SPEC --judge
 SPEC``): one generation call per target, then one LACER judge call per generation and judge (several judges:
 ``--judge "SPEC1;SPEC2"``), everything through the cached client. The judge prompt comes from
-:func:`sciprobe.benchmarks.prescience.lacer.load_template`: upstream's template and system message (from
+:func:`sciprobe.benchmarks.prescience.lacer_judge.load_template`: upstream's template and system message (from
 ``--upstream-dir`` when given), unless ``$SCIPROBE_LACER_TEMPLATE`` names another judge prompt.
 Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore do not depend on the mode):
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
@@ -28,12 +28,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sciprobe.declaration import Parsed, Runner
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import error_is_call_failure, mark_call_failure, unanswered
+from sciprobe.core.declaration import Parsed, Runner
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import error_is_call_failure, mark_call_failure, unanswered
 
 if TYPE_CHECKING:  # the declaration imports this module for CONTRIBUTION: the rest loads when it runs
-    from sciprobe.scoring.report import ScoreReport
+    from sciprobe.scoring.score_report import ScoreReport
 
 __all__ = [
     "PROMPT_VERSION",
@@ -112,8 +112,8 @@ def score_records(records: Sequence[Mapping[str, Any]], mode: str = "official", 
                   ) -> ScoreReport:
     """Records carry ``gold`` and ``prediction`` (``{"title", "abstract"}`` or None) and, from the runner,
     ``lacer_replies`` (``{judge_id: reply or None}``, JSON text in stored details)."""
-    from sciprobe.scoring.lacer import MODES, average_judges, lacer_from_replies
-    from sciprobe.scoring.report import ScoreReport
+    from sciprobe.benchmarks.prescience.scoring.lacer import MODES, average_judges, lacer_from_replies
+    from sciprobe.scoring.score_report import ScoreReport
     from sciprobe.scoring.text_similarity import rouge_l
 
     if mode not in MODES:
@@ -174,10 +174,10 @@ def _judge_specs(judge: str | None) -> list[str]:
 def run_contribution_task(ctx: Any) -> list[Any]:
     """What :class:`ContributionRunner` runs; ``ctx`` is its ``RunContext``.
     Judges: ``per_task[ref]["judges"]`` (a list of specs) or ``--judge`` (``;``-separated)."""
-    from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
+    from sciprobe.benchmarks.prescience.lacer_judge import judge_pairs, load_template
     from sciprobe.llm.spec import SPEC_SEPARATOR
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
-    from sciprobe.results import TaskResult
+    from sciprobe.results.write import TaskResult
 
     task, data, client, base, modes, ref = ctx.task, ctx.data, ctx.client, ctx.base, ctx.modes, ctx.ref
     specs = list(ctx.options.get("judges") or _judge_specs(ctx.request.judge))

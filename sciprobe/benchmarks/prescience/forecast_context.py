@@ -29,7 +29,7 @@ import numpy as np
 
 from sciprobe.benchmarks.prescience.history import CorpusIndex, HistoryView
 from sciprobe.benchmarks.prescience.schema import PAIR_SEPARATOR, RANKING_K, TEST_WINDOW, TRAIN_WINDOW
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 #: Candidates gathered before the context budget picks what fits (evidence order).
 POOL_LIMIT = 200

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sciprobe.declaration import Parsed
+from sciprobe.core.declaration import Parsed
 
 PROMPT_VERSION = "sciprobe-forecast-1"
 DEFAULT_CONTEXT_CHARS = 6000

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import sciprobe.benchmarks.prescience.forecast_prompts as fp
-from sciprobe.declaration import ItemRecord, Parsed, Runner, TaskSpec
-from sciprobe.errors import SciprobeError
-from sciprobe.predictions import check_fields
+from sciprobe.core.declaration import ItemRecord, Parsed, Runner, TaskSpec
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.predictions import check_fields
 
 if TYPE_CHECKING:
-    from sciprobe.results import TaskResult
-    from sciprobe.task_runner import RunContext
+    from sciprobe.results.write import TaskResult
+    from sciprobe.run.task_runner import RunContext
 
 RANKING_TASKS = ("collaborator_prediction", "prior_work_selection", "future_combination")
 COUNT_LABELS = {"citation_prediction": "Citations", "topic_trends": "Papers", "topic_pair_trends": "Papers"}
@@ -142,7 +142,7 @@ class ForecastRunner(Runner):
     def run(self, ctx: RunContext) -> list[TaskResult]:
         from sciprobe.benchmarks.prescience.forecast_context import load_corpus
         from sciprobe.llm.types import Request
-        from sciprobe.runners.single_call import prompt_hash
+        from sciprobe.run.runners.single_call import prompt_hash
 
         task = ctx.task
         options = ctx.options

@@ -34,9 +34,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sciprobe.benchmarks.prescience.schema import FUTURE_FIELDS, PAPER_SCHEMA, ROLE_TARGET
-from sciprobe.cutoffs import parsed_date_column
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import iter_json_lines, shown, text, text_list
+from sciprobe.data.cutoffs import parsed_date_column
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import iter_json_lines, shown, text, text_list
 
 #: Columns the index needs; text columns are optional (``columns=`` of :meth:`CorpusIndex.from_parquet`).
 INDEX_COLUMNS: tuple[str, ...] = ("corpus_id", "date", "roles", "key_references", "authors")

@@ -15,7 +15,8 @@ Decisions where the paper is silent (pitfall 19):
   ``Title I:`` / ``Abstract I:`` (case-insensitive, markdown emphasis ignored). A reply missing a step is
   retried once with a reminder message; a target that still fails is skipped and reported.
 
-CLI hook (wired as ``sciprobe lacer build-lattice`` by :mod:`sciprobe.cli`): :func:`configure_parser`, :func:`cmd`.
+CLI hook (wired as ``sciprobe lacer build-lattice`` by :mod:`sciprobe.cli.commands`): :func:`configure_parser`,
+:func:`cmd`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 __all__ = [
     "STEP_LETTERS",
@@ -219,8 +220,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def cmd(args: argparse.Namespace) -> int:
-    from sciprobe.task_runner import make_client
-    from sciprobe.benchmarks.prescience.lacer import render_lattices, write_lattices
+    from sciprobe.run.task_runner import make_client
+    from sciprobe.benchmarks.prescience.lacer_judge import render_lattices, write_lattices
 
     if args.count < 1:
         raise SciprobeError("--count must be at least 1")

@@ -6,7 +6,8 @@ of the dataset's own ``papers`` corpus, the default context budget), parse and p
 and report the declaration's scorer over all records per mode (``<key>`` for the first mode, ``<key>_<mode>``
 for the others) plus ``parse_failure_rate``.
 
-T1 contribution generation is kept apart from :mod:`sciprobe.lighteval_adapter` because contribution rows are keyed
+T1 contribution generation is kept apart from :mod:`sciprobe.interop.lighteval_tasks` because contribution rows are
+keyed
 by ``corpus_id`` (no ``id`` column). The query is the declaration's prompt (system + user message joined by a blank
 line, as the adapter does); metrics are ROUGE-L and BERTScore (bundled MiniLM, offline) computed by the
 declaration's scorer per item (means over items), plus the generation parse-failure rate. LACER is added when a
@@ -31,13 +32,13 @@ from lighteval.metrics.utils.metric_utils import CorpusLevelMetric, SampleLevelM
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from sciprobe.lighteval_adapter import final_text, render_query
+from sciprobe.interop.lighteval_tasks import final_text, render_query
 
 TASK = "contribution_generation"
 
 
 def _task() -> Any:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     return get_benchmark("prescience").task(TASK)
 
@@ -89,7 +90,7 @@ class LacerJudge(SampleLevelComputation):
         from sciprobe.benchmarks.prescience.contribution import _judge_specs
         from sciprobe.llm.cache import ResponseCache, default_cache_path
         from sciprobe.llm.client import LLMClient
-        from sciprobe.benchmarks.prescience.lacer import judge_pairs, load_template
+        from sciprobe.benchmarks.prescience.lacer_judge import judge_pairs, load_template
 
         template = load_template(self.template, option=None)  # lighteval has no --upstream-dir: environment only
         clients = [LLMClient(spec, cache=ResponseCache(default_cache_path())) for spec in _judge_specs(self.judges)]
@@ -136,7 +137,7 @@ FORECAST_KEYS = {
 
 
 def _forecast_task(name: str) -> Any:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     return get_benchmark("prescience").task(name)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sciprobe.declaration import Baseline, BaselineInput
+from sciprobe.core.declaration import Baseline, BaselineInput
 
 _GOLD = {"collaborator_prediction": "gold_author_ids", "prior_work_selection": "gold_corpus_ids",
          "future_combination": "gold_corpus_ids", "citation_prediction": "label_12m",
@@ -29,7 +29,7 @@ def _gold(task: str, row: Mapping[str, Any]) -> Any:
 
 
 def _records(given: BaselineInput, variant: str | None) -> list[dict[str, Any]]:
-    from sciprobe.benchmarks.prescience.evaluation import TaskData
+    from sciprobe.benchmarks.prescience.offline_scoring import TaskData
 
     task = given.task.name
     data = TaskData(given.source, task)

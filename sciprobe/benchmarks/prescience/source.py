@@ -38,8 +38,8 @@ from sciprobe.benchmarks.prescience.history import (
     sorted_unique,
 )
 from sciprobe.benchmarks.prescience.schema import PAIR_FORECAST_END, PAPER_SCHEMA, TEST_WINDOW
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import parse_release_date
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import parse_release_date
 
 CORPUS_FILES = {"train": "train.parquet", "test": "test.parquet"}
 AUTHOR_PUBLICATIONS = "author_publications.jsonl"
@@ -317,7 +317,8 @@ def _task_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterato
 
 
 def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterator[tuple[str, Iterator[pa.Table]]]:
-    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come, ``sciprobe.build``)."""
+    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come,
+    ``sciprobe.data.build``)."""
     source = Path(source)
     if config == "papers":
         for split, name in CORPUS_FILES.items():

@@ -5,9 +5,9 @@ Upstream's GPT/Claude generation baselines (``task_followup_prediction/generate/
 the file ``templates/prediction_system.prompt`` as the system message, read as is, and a user message that lists
 the key references as ``Background Paper {i}:\\nTitle: ...\\nAbstract: ...\\n\\n``
 (``dataset.format_background_papers``, trailing blank line kept). The file is fetched at run time
-(:mod:`sciprobe.upstream`), never stored here. The other tasks have no model-facing template upstream (their
+(:mod:`sciprobe.run.upstream`), never stored here. The other tasks have no model-facing template upstream (their
 baselines are not prompts). The LACER judge's template and its system message (``lacer_score.py``'s
-``SYSTEM_PROMPT``) are pinned here too, as judge files (:mod:`sciprobe.benchmarks.prescience.lacer` reads them).
+``SYSTEM_PROMPT``) are pinned here too, as judge files (:mod:`sciprobe.benchmarks.prescience.lacer_judge` reads them).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Upstream
+from sciprobe.core.declaration import Upstream
 
 CONTRIBUTION_SYSTEM_PATH = "task_followup_prediction/templates/prediction_system.prompt"
 LACER_TEMPLATE_PATH = "task_followup_prediction/evaluate/templates/lacer_scoring_prompt_percentile50.110.txt"

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
-from sciprobe.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
 
 #: task -> (predicted key, logged gold key, dataset gold column)
 RANKINGS = {

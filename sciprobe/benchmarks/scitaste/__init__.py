@@ -22,10 +22,11 @@ from typing import Any, Mapping, Sequence
 from sciprobe.benchmarks.scitaste.agent import AGENT
 from sciprobe.benchmarks.scitaste.prompts import PROMPT_VERSION
 from sciprobe.benchmarks.scitaste.source import DISCIPLINES, discipline_name, gold
-from sciprobe.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
-from sciprobe.errors import SciprobeError
-from sciprobe.lazy import lazy
-from sciprobe.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.core.errors import SciprobeError
+from sciprobe.core.lazy import lazy
+from sciprobe.benchmarks.scitaste.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.core.score_ranges import ScoreRange, correlation, non_negative, percent, regression, unit
 
 CITATION = """
 @misc{scitaste_bench,
@@ -84,9 +85,9 @@ def score_pure_qa(records: Sequence[Mapping[str, Any]], mode: str = "paper",
     paper: failures dropped (as the paper), ``n_success`` reported. strict: failures scored as 0 everywhere.
     Part B weights: ``weights`` if given, else solved from the records' gold when exact, else the placeholder.
     """
-    from sciprobe.scoring.composite import scitaste_composite
-    from sciprobe.scoring.report import ScoreReport
-    from sciprobe.scoring.wape import wape_grade
+    from sciprobe.benchmarks.scitaste.scoring.composite import scitaste_composite
+    from sciprobe.scoring.score_report import ScoreReport
+    from sciprobe.benchmarks.scitaste.scoring.wape import wape_grade
 
     policy = {"paper": "drop", "strict": "zero"}.get(mode)
     if policy is None:
@@ -124,7 +125,7 @@ def pure_qa_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
     """Scheme 2 as a statistic over items: pooled WAPE of the predicted composites mapped through the score knots
     (paper: failures dropped; strict: failures predict 0)."""
     from sciprobe.scoring.item_scores import wape_items
-    from sciprobe.scoring.wape import resolve_knots
+    from sciprobe.benchmarks.scitaste.scoring.wape import resolve_knots
 
     failed = [not r.get("prediction") for r in records]
     zero = 0.0 if mode == "strict" else None
@@ -145,21 +146,32 @@ CORPUS_METRICS: tuple[tuple[str, bool], ...] = (
 
 # ---------------------------------------------------------------- tasks
 
-# the prompt builder and the parser load on their first call (sciprobe.lazy)
+#: the valid range of each wape_grade score (sciprobe.scoring.ranges)
+WAPE_RANGES = (
+    *percent("scheme2_score", "macro_scheme2_score", "scheme1_final", "part_a", "part_b"),
+    *non_negative("wape_pct", "abs_bias", "weighted_dim_mae", "composite_consistency_mae"),
+    *unit("failure_rate"), *correlation("weighted_dim_spearman"),
+    ScoreRange("bias"),  # the signed mean error of the total (over-rating > 0): any finite number
+    *regression(),
+)
+
+
+# the prompt builder and the parser load on their first call (sciprobe.core.lazy)
 PURE_QA_MESSAGES = lazy("sciprobe.benchmarks.scitaste.prompts:pure_qa_messages")
 PARSE_ANSWER = lazy("sciprobe.benchmarks.scitaste.parsing:parse_answer")
 TASKS = {
     "pure_qa": TaskSpec(
         name="pure_qa", config="selected",
         description="predict the ATI composite and seven dimension scores from discipline/title/abstract/id, no tools",
-        metric="wape_grade", score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
+        metric="wape_grade", score_ranges=WAPE_RANGES, score=score_pure_qa, build_messages=PURE_QA_MESSAGES,
         parse=PARSE_ANSWER, gold=gold, generation=dict(GENERATION), modes=("paper", "strict"),
         leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items),
     # Tool and search modes: multi-call, run by sciprobe.benchmarks.scitaste.agent (AgentRunner);
     # the final answer has pure_qa's format, parser and scorer.
     **{name: TaskSpec(
-        name=name, config="selected", description=description, metric="wape_grade", score=score_pure_qa,
+        name=name, config="selected", description=description, metric="wape_grade", score_ranges=WAPE_RANGES,
+        score=score_pure_qa,
         parse=PARSE_ANSWER, gold=gold, runner=AGENT, generation=dict(GENERATION),
         modes=("paper", "strict"), leaderboard_mode="strict", headline="scheme2_score", corpus_metrics=CORPUS_METRICS,
         record_fields=("journal_tier",), breakdowns=BREAKDOWNS, item_scores=pure_qa_items)

@@ -55,9 +55,9 @@ from sciprobe.benchmarks.scitaste.tools import (
     execute,
     tool_schemas,
 )
-from sciprobe.declaration import Parsed, Runner
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import unanswered
+from sciprobe.core.declaration import Parsed, Runner
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import unanswered
 
 if TYPE_CHECKING:  # the declaration imports this module for AGENT: the LLM types load when it runs
     from sciprobe.llm.types import Completion
@@ -209,7 +209,7 @@ def run_agent(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[st
     """Run the loop over ``rows``; returns (per-sample records, prompt hash, number of model requests).
 
     Rounds are batched across papers: all round-1 requests, then all tool calls, then all round-2 requests.
-    ``dry_run`` (the planner, ``sciprobe.plan``): no tool runs; every paper is assumed to call each tool once,
+    ``dry_run`` (the planner, ``sciprobe.run.plan``): no tool runs; every paper is assumed to call each tool once,
     with placeholder results, so the plan counts both rounds.
     """
     from sciprobe.benchmarks.scitaste.source import gold
@@ -256,7 +256,7 @@ def _record(item: _Item, gold: Any, cfg: AgentConfig) -> dict[str, Any]:
     assert first is not None
     final = item.final or first
     if not final.ok:
-        parsed = unanswered(final)  # no answer from the provider (sciprobe.evidence), or an empty one
+        parsed = unanswered(final)  # no answer from the provider (sciprobe.results.evidence), or an empty one
     elif final.text is None:  # only tool calls, never an answer
         parsed = Parsed(None, "failed:no_answer", {"official": None, "reason": "no_answer"})
     else:

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS, average_ranks
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS, average_ranks
 
 __all__ = ["JOURNAL_BLEND", "QUARTILE_POINTS", "WeightSolve", "ati_total", "citation_score", "journal_impact",
            "mean_rank_percentile", "pca_rank_score", "quartile_points", "solve_weights"]
@@ -47,7 +47,7 @@ def _vector(values: Any, name: str) -> np.ndarray:
 
 def ati_total(dimension_scores: Any, weights: Mapping[str, float] | Sequence[float]) -> np.ndarray:
     """``Σ_i w_i·score_i`` for rows of seven dimension scores (A..G order or dicts keyed by ``DIMENSIONS``)."""
-    from sciprobe.scoring.composite import resolve_weights
+    from sciprobe.benchmarks.scitaste.scoring.composite import resolve_weights
 
     w, _ = resolve_weights(weights)
     rows = [[r[d] for d in DIMENSIONS] if isinstance(r, Mapping) else r for r in dimension_scores]

@@ -14,14 +14,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Baseline, BaselineInput
-from sciprobe.errors import SciprobeError
+from sciprobe.core.declaration import Baseline, BaselineInput
+from sciprobe.core.errors import SciprobeError
 
 
 def _pool(given: BaselineInput) -> list[dict[str, Any]]:
     import datasets
 
-    from sciprobe.task_data import sample_dataset_dir
+    from sciprobe.data.task_data import sample_dataset_dir
 
     location = given.data or str(sample_dataset_dir(given.benchmark))
     try:
@@ -32,7 +32,7 @@ def _pool(given: BaselineInput) -> list[dict[str, Any]]:
 
 
 def _means(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    from sciprobe.scoring.composite import DIMENSIONS
+    from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS
 
     n = len(rows)
     return {"score": round(sum(float(r["gold_total"]) for r in rows) / n, 4),

@@ -28,7 +28,7 @@ from sciprobe.benchmarks.scitaste.tools import (
     ToolError,
     _distribution,
 )
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 
 class HttpJson:

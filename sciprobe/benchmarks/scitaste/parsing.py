@@ -17,8 +17,8 @@ import re
 from typing import Any, Mapping
 
 from sciprobe.benchmarks.scitaste.source import dimension_key
-from sciprobe.declaration import Parsed
-from sciprobe.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.core.declaration import Parsed
+from sciprobe.benchmarks.scitaste.scoring.taste_dimensions import DIMENSIONS
 
 CANONICAL_TOTAL = "score"
 TOTAL_ALIASES: tuple[str, ...] = ("composite_score", "composite", "total_score", "innovation_score", "overall_score",

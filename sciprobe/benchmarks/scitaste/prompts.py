@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from sciprobe.benchmarks.scitaste.source import discipline_name
-from sciprobe.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.benchmarks.scitaste.scoring.taste_dimensions import DIMENSIONS
 
 PROMPT_VERSION = "scitaste-pure_qa-v1"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sciprobe.report_figures import RunTask, figure, json_cell
+from sciprobe.results.figures import RunTask, figure, json_cell
 
 
 def _pairs(run: RunTask, dims: Sequence[str]) -> dict[str, tuple[list[float], list[float]]]:
@@ -26,7 +26,7 @@ def _pairs(run: RunTask, dims: Sequence[str]) -> dict[str, tuple[list[float], li
 
 
 def scatter_figure(run: RunTask) -> tuple[str, Any, str] | None:
-    from sciprobe.scoring.composite import DIMENSIONS
+    from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS
 
     pairs = _pairs(run, DIMENSIONS)
     if not pairs["composite"][0]:

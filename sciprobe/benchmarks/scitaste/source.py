@@ -20,9 +20,9 @@ import math
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import check_unique_ids, json_records, release_year, shown, text
-from sciprobe.scoring.taste_dimensions import DIMENSIONS
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import check_unique_ids, json_records, release_year, shown, text
+from sciprobe.benchmarks.scitaste.scoring.taste_dimensions import DIMENSIONS
 
 DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
 POOLS: tuple[str, ...] = ("selected", "backup")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sciprobe.benchmarks.scitaste.source import DISCIPLINES
-from sciprobe.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS
+from sciprobe.benchmarks.scitaste.scoring.composite import DIMENSIONS, KNOWN_WEIGHTS
 
 _REST = 1.0 - sum(KNOWN_WEIGHTS.values())
 #: Invented for the fixture (B–F shares are arbitrary); only A and G are the paper's.

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 
 #: The nine tools (spec §2.4 [PROPOSAL]; Table 6 missing): name -> (description, dimension letters served).
 TOOLS: dict[str, tuple[str, str]] = {

@@ -9,7 +9,8 @@ paper: "Probing Scientific General Intelligence of LLMs with Scientist-Aligned W
 spec: shared/spec/sgibench.md
 
 The declaration every artifact reads: dataset configs and features, tasks (prompt, parser, scorer,
-generation parameters), card text. Scoring lives in ``sciprobe.scoring.sgi`` (official and paper modes).
+generation parameters), card text. Scoring lives in ``sciprobe.benchmarks.sgibench.scoring`` (official and paper
+modes).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
 from sciprobe.benchmarks.sgibench.upstream import UPSTREAM, WET_SOFT_COMMIT
-from sciprobe.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
-from sciprobe.lazy import lazy
+from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
+from sciprobe.core.lazy import lazy
+from sciprobe.core.score_ranges import non_negative, percent
 
 CITATION = """
 @article{sgibench2025,
@@ -101,8 +103,8 @@ def reasoning_features():
 # ---------------------------------------------------------------- parsing (one generation serves both modes)
 
 def parse_deep_research(text: str) -> Parsed:
-    from sciprobe.scoring.sgi._common import has_answer_block
-    from sciprobe.scoring.sgi.deep_research import extract_answer
+    from sciprobe.benchmarks.sgibench.scoring._common import has_answer_block
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import extract_answer
 
     text = text or ""
     return Parsed(extract_answer(text), "official" if has_answer_block(text) else "official:no_tag",
@@ -110,8 +112,8 @@ def parse_deep_research(text: str) -> Parsed:
 
 
 def parse_wet(text: str) -> Parsed:
-    from sciprobe.scoring.sgi._common import extract_answer_block
-    from sciprobe.scoring.sgi.wet_experiment import parse_protocol
+    from sciprobe.benchmarks.sgibench.scoring._common import extract_answer_block
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import parse_protocol
 
     text = text or ""
     block = extract_answer_block(text)
@@ -122,7 +124,7 @@ def parse_wet(text: str) -> Parsed:
 
 
 def parse_reasoning(text: str) -> Parsed:
-    from sciprobe.scoring.sgi.reasoning import extract_choice
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import extract_choice
 
     text = text or ""
     official, lenient = extract_choice(text, "official"), extract_choice(text, "paper")
@@ -140,7 +142,7 @@ def score_deep_research(records: Sequence[Mapping[str, Any]], mode: str = "offic
     """EM (with the answer re-formatting parser's candidate when the runner asked one, as upstream), plus the
     step-level accuracy from the stored step-judge replies (``sciprobe.benchmarks.sgibench.judged``)."""
     from sciprobe.benchmarks.sgibench.judged import merge_judged
-    from sciprobe.scoring.sgi.deep_research import exact_match, step_level_accuracy
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import exact_match, step_level_accuracy
 
     parsed = [r.get("parsed_answer") for r in records]
     golds = [r["gold"] for r in records]
@@ -167,7 +169,7 @@ def merge_answer_judge(report: Any, records: Sequence[Mapping[str, Any]], mode: 
     """``llm_judge`` (the answer-level judge of SGI-Bench@5d562f6: 1 whenever exact match is 1) from the stored
     replies (``answer_judge_replies``); None, with a note, where no answer judge ran."""
     from sciprobe.benchmarks.sgibench.judged import merge_judged
-    from sciprobe.scoring.sgi.deep_research import LLM_JUDGE_COMMIT, answer_judge_accuracy
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import LLM_JUDGE_COMMIT, answer_judge_accuracy
 
     if not any(r.get("answer_judge_replies") is not None for r in records):
         report.values["llm_judge"] = None
@@ -181,7 +183,7 @@ def merge_answer_judge(report: Any, records: Sequence[Mapping[str, Any]], mode: 
 
 
 def score_wet(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
-    from sciprobe.scoring.sgi.wet_experiment import wet_experiment_scores
+    from sciprobe.benchmarks.sgibench.scoring.wet_experiment import wet_experiment_scores
 
     return wet_experiment_scores(_responses(records), [r["gold"] for r in records], mode=mode)
 
@@ -190,7 +192,7 @@ def score_reasoning(records: Sequence[Mapping[str, Any]], mode: str = "official"
     """MCA, how the images reached the model (``images_dropped``), and the reasoning validity (RV) from the
     stored judge replies (``sciprobe.benchmarks.sgibench.judged``)."""
     from sciprobe.benchmarks.sgibench.judged import merge_images, merge_judged
-    from sciprobe.scoring.sgi.reasoning import multiple_choice_accuracy, reasoning_validity
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import multiple_choice_accuracy, reasoning_validity
 
     report = multiple_choice_accuracy(_responses(records), [r["gold"] for r in records], mode=mode)
     merge_images(report, records)
@@ -200,7 +202,7 @@ def score_reasoning(records: Sequence[Mapping[str, Any]], mode: str = "official"
 
 def score_idea(records: Sequence[Mapping[str, Any]], mode: str = "official") -> Any:
     """Records carry ``response``, ``row`` and the panel's ``votes`` (from the idea-panel runner)."""
-    from sciprobe.scoring.sgi.idea import idea_generation_scores
+    from sciprobe.benchmarks.sgibench.scoring.idea import idea_generation_scores
 
     votes = [r.get("votes") for r in records]
     judge_ids = next((list(r["judge_ids"]) for r in records if r.get("judge_ids")), [])
@@ -214,7 +216,7 @@ def score_dry(records: Sequence[Mapping[str, Any]], mode: str = "official") -> A
     program's runs when it differs), ``gold`` (reference outputs) and the stored output-equivalence judge
     replies (replayed, never re-asked; see ``sciprobe.benchmarks.sgibench.dry_runner``)."""
     from sciprobe.benchmarks.sgibench.dry_runner import replay_judge
-    from sciprobe.scoring.sgi.dry_experiment import dry_experiment_scores
+    from sciprobe.benchmarks.sgibench.scoring.dry_experiment import dry_experiment_scores
 
     runs = [(r.get("runs_paper") or r.get("runs")) if mode == "paper" else r.get("runs") for r in records]
     return dry_experiment_scores(runs, [r["gold"] for r in records], mode=mode, judge=replay_judge(records))
@@ -264,7 +266,7 @@ def idea_items(records: Sequence[Mapping[str, Any]], mode: str, report: Any,
     """``final``: the mean item score (official: over the items upstream does not raise on); None without the
     judge panel's votes."""
     from sciprobe.scoring.item_scores import mean_items
-    from sciprobe.scoring.sgi.idea import _DROPPED_UPSTREAM
+    from sciprobe.benchmarks.sgibench.scoring.idea import _DROPPED_UPSTREAM
 
     if report.values.get("final") is None:
         return None
@@ -290,7 +292,16 @@ def _dry_gold(row: Mapping) -> list[str]:
 
 # ---------------------------------------------------------------- tasks
 
-# prompt builders load on their first call (sciprobe.lazy)
+#: the valid range of each sgi_score score (sciprobe.scoring.ranges)
+SGI_RANGES = (
+    *non_negative("aet", "n_*"),
+    *percent("exact_match*", "step_level_accuracy*", "llm_judge*", "final*", "passall_at_*", "mca*", "rv*", "ss", "pa",
+             "soft_*", "ser", "objective_*", "win_rate_*", "effectiveness", "novelty", "detailedness", "feasibility",
+             "sgi_score"),
+)
+
+
+# prompt builders load on their first call (sciprobe.core.lazy)
 _OWN_PROMPTS = "sciprobe.benchmarks.sgibench.prompts:"
 _MODES = ("official", "paper")
 #: the leaderboard ranks SGI-Bench by the paper's definitions: a failed generation scores 0 and is counted
@@ -299,7 +310,8 @@ _RANKED = "paper"
 TASKS = {
     "deep_research": TaskSpec(
         name="deep_research", config="deep_research", description="Scientific deep research, Exact Match",
-        metric="sgi_score", score=score_deep_research, build_messages=lazy(_OWN_PROMPTS + "deep_research_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_deep_research, build_messages=lazy(_OWN_PROMPTS + "deep_research_messages"),
         parse=parse_deep_research, gold=lambda row: row["answer"], runner=DEEP_RESEARCH,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="exact_match",
         corpus_metrics=(("exact_match", True),), extra_columns=("llm_judge",),
@@ -308,7 +320,8 @@ TASKS = {
     "idea_generation": TaskSpec(
         name="idea_generation", config="idea_generation",
         description="Idea generation: objective terms + 3-judge panel (2 position-swapped votes each)",
-        metric="sgi_score", score=score_idea, build_messages=lazy(_OWN_PROMPTS + "idea_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_idea, build_messages=lazy(_OWN_PROMPTS + "idea_messages"),
         gold=lambda row: row, runner=IDEA_PANEL, generation=dict(OFFICIAL_GENERATION), modes=_MODES,
         leaderboard_mode=_RANKED, headline="final",
         upstream_prompt=_PROMPTS + "idea_prompts", record_fields=("discipline", "direction"),
@@ -316,13 +329,15 @@ TASKS = {
     "dry_experiment": TaskSpec(
         name="dry_experiment", config="dry_experiment",
         description="Dry experiment: completed functions run on 5 unit tests (PassAll@5)", metric="sgi_score",
+        score_ranges=SGI_RANGES,
         score=score_dry, build_messages=lazy(_OWN_PROMPTS + "dry_messages"), gold=_dry_gold, runner=SANDBOX,
         generation=dict(OFFICIAL_GENERATION), modes=_MODES, leaderboard_mode=_RANKED, headline="passall_at_5",
         upstream_prompt=_PROMPTS + "dry_prompts", record_fields=("discipline", "direction", "function_type"),
         breakdowns=_breakdowns("function_type"), item_scores=dry_items),
     "wet_experiment": TaskSpec(
         name="wet_experiment", config="wet_experiment", description="Wet experiment protocol design, (SS + PA) / 2",
-        metric="sgi_score", score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
+        metric="sgi_score", score_ranges=SGI_RANGES,
+        score=score_wet, build_messages=lazy(_OWN_PROMPTS + "wet_experiment_messages"),
         parse=parse_wet, gold=lambda row: row["answer"], generation=dict(OFFICIAL_GENERATION), modes=_MODES,
         leaderboard_mode=_RANKED, headline="final",
         # the soft scores follow SGI-Bench@3854aa9 (after the pin); the SGI-Score keeps the strict `final`
@@ -332,6 +347,7 @@ TASKS = {
     "experimental_reasoning": TaskSpec(
         name="experimental_reasoning", config="experimental_reasoning",
         description="Multimodal experimental reasoning, multiple-choice accuracy", metric="sgi_score",
+        score_ranges=SGI_RANGES,
         score=score_reasoning, build_messages=lazy(_OWN_PROMPTS + "reasoning_messages"), parse=parse_reasoning,
         gold=lambda row: int(row["answer"]), runner=REASONING, generation=dict(OFFICIAL_GENERATION),
         modes=_MODES, leaderboard_mode=_RANKED, headline="mca", corpus_metrics=(("mca", True),),
@@ -374,7 +390,7 @@ CARD_SECTIONS = {
         "- **Prompts** are sciprobe's own wording by default; only the formats the official parsers read are kept "
         "(`<answer>` tags, the protocol step layout, `\\boxed{X}`, the idea JSON keys). `--prompts upstream` uses "
         "upstream's templates at the pinned commit instead (see Upstream); results record the prompt set.",
-        "- **Scoring**: `sciprobe.scoring.sgi` / the `sgi_score` metric module, `mode=official` "
+        "- **Scoring**: `sciprobe.benchmarks.sgibench.scoring` / the `sgi_score` metric module, `mode=official` "
         f"(SGI-Bench@{UPSTREAM_COMMIT[:7]}, quirks included) and `mode=paper`; see the metric card for every "
         "difference and for the failure accounting.",
         "- **Soft wet scores**: wet experiments also report `soft_ss`, `soft_pa` and `soft_final`, the soft scores "
@@ -428,7 +444,8 @@ BENCHMARK = Benchmark(
           "dry_experiment": {"limit": 1, "modes": ["official"]}, "wet_experiment": {"limit": 1, "modes": ["official"]},
           "experimental_reasoning": {"limit": 1, "modes": ["official"]}},
     summary_rows="sciprobe.benchmarks.sgibench.demo:sgi_score_rows",
-    aggregates={"sgi_score": "sgi_score"},  # the mean of the five components (sciprobe.scoring.sgi.overall)
+    # the mean of the five components (sciprobe.benchmarks.sgibench.scoring.overall)
+    aggregates={"sgi_score": "sgi_score"},
     upstream=UPSTREAM,
     upstream_logs="sciprobe.benchmarks.sgibench.upstream_logs:read_logs",
     baselines="sciprobe.benchmarks.sgibench.baselines:baselines",

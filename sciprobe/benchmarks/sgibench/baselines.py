@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sciprobe.declaration import Baseline, BaselineInput
+from sciprobe.core.declaration import Baseline, BaselineInput
 
 TASKS = ("deep_research", "idea_generation", "dry_experiment", "wet_experiment", "experimental_reasoning")
 
 
 def majority_option(given: BaselineInput) -> dict[str, dict[str, str]]:
-    from sciprobe.scoring.sgi.reasoning import letter_of
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import letter_of
 
     counts = Counter(letter_of(int(row["answer"])) for row in given.rows)
     letter = max(sorted(counts), key=lambda k: counts[k])

@@ -1,5 +1,6 @@
 """CLI hooks for ``sciprobe sgibench score-overall``, ``check-external`` and ``build-from-hub`` (wired by
-:mod:`sciprobe.cli`): :func:`configure_parser` adds the actions to an ``sgibench`` parser, :func:`cmd` runs them
+:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the actions to an ``sgibench`` parser, :func:`cmd` runs
+them
 (the work is done by :mod:`sciprobe.benchmarks.sgibench.commands`; spec sgibench.md §3.6, §7).
 """
 
@@ -62,7 +63,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 def cmd(args: argparse.Namespace) -> int:
     from sciprobe.benchmarks.sgibench.commands import build_from_hub, check_external_command, sgi_score_command
-    from sciprobe.errors import SciprobeError
+    from sciprobe.core.errors import SciprobeError
 
     action = getattr(args, "sgibench_command", None)
     if action == "score-overall":

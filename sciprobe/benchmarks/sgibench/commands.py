@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import sciprobe.benchmarks.sgibench.external as external
-from sciprobe.errors import SciprobeError
-from sciprobe.scoring.sgi.overall import sgi_score
+from sciprobe.core.errors import SciprobeError
+from sciprobe.benchmarks.sgibench.scoring.overall import sgi_score
 
 
 def _component_value(text: str):
@@ -31,7 +31,7 @@ def _component_value(text: str):
         return float(text)
     except ValueError:
         pass
-    from sciprobe.results_file import read_json_file
+    from sciprobe.results.read import read_json_file
 
     path = Path(text)
     if not path.exists():
@@ -42,8 +42,8 @@ def _component_value(text: str):
 def _checked_report(value: Any, path: Path) -> Any:
     """A component report file's content: a number, or an object (``ScoreReport.as_dict()``) whose score
     (``score`` or a component's headline) is a number or null and whose coverage counts are counts."""
-    from sciprobe.numbers import count
-    from sciprobe.scoring.sgi.overall import HEADLINE
+    from sciprobe.core.numbers import count
+    from sciprobe.benchmarks.sgibench.scoring.overall import HEADLINE
 
     def number(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -73,7 +73,7 @@ SAME_RUN = (("model_id", "model"), ("dataset", "dataset"), ("dataset_revision", 
 
 def _source(path: Path, block: dict, entry: dict, mode: str) -> dict[str, Any]:
     """Where a component comes from: its file, model, data, prompts, cutoff, item selection and coverage."""
-    from sciprobe.evidence import coverage_text, result_status, subset_of
+    from sciprobe.results.evidence import coverage_text, result_status, subset_of
 
     prov = entry.get("provenance") if isinstance(entry.get("provenance"), dict) else {}
     cutoff = prov.get("cutoff") if isinstance(prov.get("cutoff"), dict) else {}
@@ -95,8 +95,8 @@ def components_from_results(paths: Sequence[str | Path], mode: str = "official",
     """Component reports (``ScoreReport.as_dict()`` of ``mode``) of the ``sgibench:<component>`` tasks found in
     ``sciprobe evaluate`` results files; a component found in two files is an error. ``sources`` gets each
     component's source (file, model, data, ...: :data:`SAME_RUN`)."""
-    from sciprobe.results_file import load_results_file
-    from sciprobe.scoring.sgi.overall import COMPONENTS
+    from sciprobe.results.read import load_results_file
+    from sciprobe.benchmarks.sgibench.scoring.overall import COMPONENTS
 
     found: dict[str, dict] = {}
     where: dict[str, str] = {}
@@ -161,7 +161,7 @@ def check_external_command(folder: str | None = None) -> tuple[int, str]:
     """(exit status, report text) for the external dry-experiment files. A ``folder`` that does not exist is a
     user error (one line), not a list of every file as missing."""
     if folder:
-        from sciprobe.sources import local_folder
+        from sciprobe.data.sources import local_folder
 
         local_folder(folder, "--data")
     lines, bad = [], False
@@ -186,10 +186,10 @@ def build_from_hub(out: str | Path, revisions: dict[str, str] | None = None, *, 
     (``SGI-Reasoning``) or a config name (``experimental_reasoning``) to a revision."""
     import tempfile
 
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.benchmarks.sgibench.source import HUB_DATASETS
-    from sciprobe.build import build_benchmark
-    import sciprobe.sources as sources
+    from sciprobe.data.build import build_benchmark
+    import sciprobe.data.sources as sources
 
     revisions = dict(revisions or {})
     wanted = list(configs or HUB_DATASETS)

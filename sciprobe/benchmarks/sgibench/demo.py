@@ -9,7 +9,7 @@ from typing import Any
 
 
 def sgi_score_rows(results: Sequence[Any]) -> list[dict[str, str]]:
-    from sciprobe.scoring.sgi.overall import COMPONENTS, sgi_score
+    from sciprobe.benchmarks.sgibench.scoring.overall import COMPONENTS, sgi_score
 
     found = {}
     for result in results:

@@ -6,11 +6,12 @@ Steps (upstream ``task_3_dry_experiment/step_*``):
 
 1. one model call per item (``task.build_messages``); a failed call leaves the item without runs (scored as
    failed, as upstream skips writing its program);
-2. :func:`sciprobe.scoring.sgi.dry_experiment.assemble_program` per scoring mode (official: same-named top-level
+2. :func:`sciprobe.benchmarks.sgibench.scoring.dry_experiment.assemble_program` per scoring mode (official: same-named
+top-level
    ``def`` s only; paper: also the answer's imports and helpers); the paper program is run only when it differs;
 3. data generation once per (unit-test data script, interpreter, external files): ``data_en.py`` runs in the
    sandbox with the 10-minute limit and its files are kept under ``$SCIPROBE_HOME/sgi_dry_data/<key>``;
-4. every (item, program, test) runs in the sandbox through :func:`sciprobe.runners.sandbox.run_many` (all cores),
+4. every (item, program, test) runs in the sandbox through :func:`sciprobe.sandbox.runner.run_many` (all cores),
    with the generated files (and the item's external files, spec §7) bound read-only into ``data/``;
 5. outputs that are not an exact match (or fail the paper-mode ``[Final Output]`` comparison) of a run that
    exited 0 go to the optional output-equivalence judge through an :class:`~sciprobe.llm.client.LLMClient`
@@ -30,15 +31,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sciprobe.declaration import Runner
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import call_failed, error_is_call_failure, mark_call_failure, unanswered
+from sciprobe.core.declaration import Runner
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import call_failed, error_is_call_failure, mark_call_failure, unanswered
 
 # the declaration imports this module for SANDBOX: the LLM types and the sandbox load when it runs
 if TYPE_CHECKING:
     from sciprobe.llm.types import Request
-    from sciprobe.results import TaskResult
-    from sciprobe.task_runner import RunContext
+    from sciprobe.results.write import TaskResult
+    from sciprobe.run.task_runner import RunContext
 
 ENV_VAR = "SCIPROBE_DRYEXP_ENV"
 N_TESTS = 5
@@ -52,7 +53,7 @@ _MAX_FILE_BINDS = 256
 
 def dryexp_interpreter() -> tuple[str, list[str], dict[str, Any]]:
     """(python, warnings, info): ``$SCIPROBE_DRYEXP_ENV`` (venv folder or interpreter) else this interpreter."""
-    from sciprobe.runners.sandbox_env import STAMP, env_python
+    from sciprobe.sandbox.env import STAMP, env_python
 
     value = os.environ.get(ENV_VAR)
     if not value:
@@ -79,7 +80,7 @@ def dryexp_interpreter() -> tuple[str, list[str], dict[str, Any]]:
 # ------------------------------------------------------------------ sandbox results <-> scorer records
 
 def run_record(result: Any) -> dict[str, Any]:
-    """A sandbox :class:`~sciprobe.runners.sandbox.RunResult` as the scorer reads it (``returncode`` -1 on a
+    """A sandbox :class:`~sciprobe.sandbox.runner.RunResult` as the scorer reads it (``returncode`` -1 on a
     timeout, as upstream)."""
     return {"stdout": result.stdout, "stderr": result.stderr,
             "returncode": -1 if result.timed_out else int(result.exit_code), "wall_time": float(result.wall_s),
@@ -150,11 +151,11 @@ def _file_inputs(folder: Path) -> dict[str, Path]:
 def generate_data(jobs: Sequence[tuple[str, dict[str, Path]]], python: str, *, allow_unsandboxed: bool,
                   workers: int | None, limits: Any = None, executor: Any = None) -> list[tuple[Path, dict[str, Any]]]:
     """Run each unit-test data script once (cached by content, kept on this machine); returns (folder, status)
-    per job. ``executor``: where the scripts run (see :func:`sciprobe.runners.sandbox.run_many`)."""
+    per job. ``executor``: where the scripts run (see :func:`sciprobe.sandbox.runner.run_many`)."""
     import shutil
 
-    from sciprobe.paths import sciprobe_home
-    from sciprobe.runners.sandbox import RunSpec, SandboxLimits, run_many
+    from sciprobe.core.paths import sciprobe_home
+    from sciprobe.sandbox.runner import RunSpec, SandboxLimits, run_many
 
     root = sciprobe_home() / "sgi_dry_data"
     out: list[tuple[Path, dict[str, Any]] | None] = [None] * len(jobs)
@@ -199,14 +200,14 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
                 executor: Any = None) -> tuple[list[dict[str, Any]], str, int, dict[str, Any]]:
     """Returns (records for ``score_dry``, prompt hash, number of model calls, provenance extras).
 
-    ``executor`` (:mod:`sciprobe.executors`): where the sandboxed runs happen (default: threads here); the
+    ``executor`` (:mod:`sciprobe.core.executors`): where the sandboxed runs happen (default: threads here); the
     records are the same whichever it is.
 
     ``plan_only`` (``sciprobe evaluate --dry-run``): ask the model (a planning client answers with
     placeholders) and execute nothing; the judge, asked only where exact comparison fails, is not planned."""
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
-    from sciprobe.runners.sandbox import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_status
-    from sciprobe.scoring.sgi.dry_experiment import (
+    from sciprobe.sandbox.runner import RunSpec, SandboxLimits, _refuse_message, run_many, sandbox_status
+    from sciprobe.benchmarks.sgibench.scoring.dry_experiment import (
         assemble_program,
         equivalence_judge_messages,
         final_outputs_match,
@@ -316,7 +317,7 @@ def run_sgi_dry(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping[
             "judge_id": judge_id,
             "judge_replies": json.dumps({k: replies.get(k) for k in per_item_keys[i]}, ensure_ascii=False),
             "judge_errors": json.dumps({k: judge_errors[k] for k in per_item_keys[i] if k in judge_errors}),
-            # a program the model never sent is not a failing program (sciprobe.evidence)
+            # a program the model never sent is not a failing program (sciprobe.results.evidence)
             "parse_path": unanswered(completion).path if call_failed(completion) else "answered",
         })
         judge_failed = next((judge_errors[k] for k in per_item_keys[i]
@@ -343,7 +344,7 @@ class SandboxRunner(Runner):
     judge = "optional"
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
-        from sciprobe.runners.sandbox import SandboxLimits
+        from sciprobe.sandbox.runner import SandboxLimits
 
         opts = ctx.options
         specs = ctx.judge_specs()  # one output-equivalence judge: the first of a panel

@@ -3,7 +3,8 @@
 
 - one model call per item (``task.build_messages``);
 - every judge of the configurable panel votes twice per item, reference as Hypothesis A then swapped
-  (:func:`sciprobe.scoring.sgi.idea.pairwise_judge_messages`, parsed by ``parse_pairwise_verdict``); all votes of
+  (:func:`sciprobe.benchmarks.sgibench.scoring.idea.pairwise_judge_messages`, parsed by ``parse_pairwise_verdict``);
+  all votes of
   one judge and one attempt go out as one batch through that judge's :class:`~sciprobe.llm.client.LLMClient`
   (all judges share the evaluated model's response cache);
 - a reply that does not parse is retried up to ``max_attempts`` times (upstream: 5) with the identical request.
@@ -12,7 +13,7 @@
   exactly upstream's (no provider-specific ``seed``), and a rerun replays every attempt without a new call; a
   vote still unparsed after the last attempt is lost and counted (``failed_calls``), as upstream;
 - items whose answer is missing / not a JSON object, or whose reference is malformed, are not judged (votes
-  None), as :func:`sciprobe.scoring.sgi.idea.run_panel`.
+  None), as :func:`sciprobe.benchmarks.sgibench.scoring.idea.run_panel`.
 
 The objective terms (all-MiniLM-L6-v2 embeddings, graph similarity) are computed by the scorer from the stored
 response and row, so records can be rescored offline.
@@ -24,20 +25,20 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sciprobe.declaration import Runner
-from sciprobe.evidence import CALL_FAILED, call_failed, error_is_call_failure, mark_call_failure
+from sciprobe.core.declaration import Runner
+from sciprobe.results.evidence import CALL_FAILED, call_failed, error_is_call_failure, mark_call_failure
 
 # the declaration imports this module for IDEA_PANEL: the LLM types load when it runs
 if TYPE_CHECKING:
     from sciprobe.llm.types import Completion, Request, UsageStats
-    from sciprobe.results import TaskResult
-    from sciprobe.task_runner import RunContext
+    from sciprobe.results.write import TaskResult
+    from sciprobe.run.task_runner import RunContext
 
 DEFAULT_ATTEMPTS = 5
 
 
 def _empty_votes() -> dict[str, Any]:
-    from sciprobe.scoring.sgi.idea import Votes
+    from sciprobe.benchmarks.sgibench.scoring.idea import Votes
 
     return Votes().as_dict()
 
@@ -75,7 +76,7 @@ def collect_panel_votes(rows: Sequence[Mapping[str, Any]], responses: Sequence[s
     collects, per judge, the usage of retries sent outside the judge's client."""
     retry_stats = {} if retry_stats is None else retry_stats
     from sciprobe.llm.types import Request, UsageStats
-    from sciprobe.scoring.sgi.idea import (
+    from sciprobe.benchmarks.sgibench.scoring.idea import (
         OFFICIAL_JUDGE_PARAMS,
         format_context,
         format_idea,
@@ -145,7 +146,7 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
     """Returns (records for ``score_idea``, prompt hash, number of model calls, provenance extras).
     ``judges`` = [(judge id, client), ...]; empty = objective terms only (``final`` is then None)."""
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
-    from sciprobe.scoring.sgi.idea import OFFICIAL_JUDGE_PARAMS, parse_generated_idea
+    from sciprobe.benchmarks.sgibench.scoring.idea import OFFICIAL_JUDGE_PARAMS, parse_generated_idea
 
     judge_params = dict(OFFICIAL_JUDGE_PARAMS if judge_params is None else judge_params)
     requests = [Request.of(build_messages(row, []), dict(params), item_id=str(row["id"])) for row in rows]
@@ -159,7 +160,7 @@ def run_sgi_idea(rows: Sequence[Mapping[str, Any]], client: Any, params: Mapping
     for row, completion, item_votes, log in zip(rows, completions, votes, logs):
         _, path = parse_generated_idea(completion.text if completion.ok else None)
         if call_failed(completion):
-            path = CALL_FAILED  # no answer is not a bad idea: left out of the score (sciprobe.evidence)
+            path = CALL_FAILED  # no answer is not a bad idea: left out of the score (sciprobe.results.evidence)
         records.append({
             "id": str(row["id"]),
             "row": dict(row),

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sciprobe.scoring.report import ScoreReport
+from sciprobe.scoring.score_report import ScoreReport
 
 
 def _decode(value: Any) -> dict[str, Any]:

@@ -33,9 +33,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Runner
-from sciprobe.errors import SciprobeError
-from sciprobe.evidence import error_is_call_failure, mark_call_failure
+from sciprobe.core.declaration import Runner
+from sciprobe.core.errors import SciprobeError
+from sciprobe.results.evidence import error_is_call_failure, mark_call_failure
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0.0}  # upstream sends temperature 0 to o4-mini / gpt-4.1-mini
 IMAGE_POLICIES = ("auto", "send", "drop")
@@ -86,7 +86,7 @@ def flatten_for_text_model(messages: Sequence[Mapping[str, Any]]) -> tuple[list[
 
 def _image_parts(images: Sequence[Any]) -> tuple[list[dict[str, Any]], int]:
     """Content parts of the readable images and how many were missing or unreadable."""
-    from sciprobe.scoring.sgi.reasoning import image_part
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import image_part
 
     parts, missing = [], 0
     for image in images or []:
@@ -133,7 +133,7 @@ def ask(client: Any, messages: Sequence[list[dict[str, Any]] | None], item_ids: 
 
 def mark_judge_failures(records: Sequence[dict[str, Any]], errors: Sequence[str | None], who: str) -> None:
     """An item whose judge call got no answer has no verdict: it is left out of the score, never counted as a
-    wrong answer (sciprobe.evidence)."""
+    wrong answer (sciprobe.results.evidence)."""
     for record, error in zip(records, errors):
         if error_is_call_failure(error):
             mark_call_failure(record, str(error), who)
@@ -172,7 +172,8 @@ def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any
     """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
     match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
     ``answer_judge_replies``. Returns the number of requests."""
-    from sciprobe.scoring.sgi.deep_research import answer_judge_messages, exact_match_item, extract_answer
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import (
+        answer_judge_messages, exact_match_item, extract_answer)
 
     messages: list[list[dict[str, Any]] | None] = []
     for row, record, resp in zip(rows, records, responses):
@@ -197,8 +198,9 @@ def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any
 
 def run_deep_research(ctx: Any) -> list[Any]:
     """Answers, then (with a judge) the answer parser and the step judge; one :class:`TaskResult`."""
-    from sciprobe.runners.single_call import run_single_call
-    from sciprobe.scoring.sgi.deep_research import extract_answer, reformat_messages, step_judge_messages
+    from sciprobe.run.runners.single_call import run_single_call
+    from sciprobe.benchmarks.sgibench.scoring.deep_research import (
+        extract_answer, reformat_messages, step_judge_messages)
 
     rows = ctx.data.rows
     records, phash, n_calls = run_single_call(ctx.task, rows, ctx.data.fewshot, ctx.client, ctx.params)
@@ -276,8 +278,8 @@ def run_reasoning(ctx: Any) -> list[Any]:
     """Answers with images (or placeholders for a text-only model), then the RV judge; one TaskResult."""
     from sciprobe.benchmarks.sgibench.prompts import reasoning_text
     from sciprobe.llm.types import Request
-    from sciprobe.runners.single_call import prompt_hash, sample_record
-    from sciprobe.scoring.sgi.reasoning import rv_judge_messages
+    from sciprobe.run.runners.single_call import prompt_hash, sample_record
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import rv_judge_messages
 
     rows = ctx.data.rows
     policy = image_policy(ctx.client, ctx.options.get("images"))

@@ -1,7 +1,7 @@
 """lighteval 0.13 metrics and prompt functions for the SGI-Bench task card (shared/spec/ecosystem.md §4.2-4.3,
 shared/spec/sgibench.md §9 "lighteval cards").
 
-Kept apart from ``sciprobe.lighteval_adapter`` (which is IDRBench/SciTaste-oriented): SGI rows have ``idx``
+Kept apart from ``sciprobe.interop.lighteval_tasks`` (which is IDRBench/SciTaste-oriented): SGI rows have ``idx``
 rather than ``id``, score raw responses (not parsed labels), and reasoning items carry images in ``Doc.images``.
 The computations are module-level classes naming their task, so lighteval can pickle them for its workers.
 Importing this module imports lighteval.
@@ -25,7 +25,7 @@ from lighteval.metrics.utils.metric_utils import CorpusLevelMetric
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from sciprobe.lighteval_adapter import final_text
+from sciprobe.interop.lighteval_tasks import final_text
 
 LIGHTEVAL_TASKS = ("deep_research", "wet_experiment", "experimental_reasoning", "idea_generation")
 IDEA_JUDGES_ENV = "SCIPROBE_SGI_IDEA_JUDGES"
@@ -34,7 +34,7 @@ IDEA_KEYS = (("final", True), ("objective_effectiveness", True), ("objective_nov
 
 
 def _task(name: str) -> Any:
-    from sciprobe.benchmarks import get_benchmark
+    from sciprobe.core.registry import get_benchmark
 
     return get_benchmark("sgibench").task(name)
 
@@ -80,7 +80,8 @@ def idea_votes(records: list[dict], judges: str) -> list[dict]:
 
 
 class SgiCorpusScore(CorpusLevelComputation):
-    """One number of ``sciprobe.scoring.sgi`` (via the declaration) over all records; ``failure_rate`` reads
+    """One number of ``sciprobe.benchmarks.sgibench.scoring`` (via the declaration) over all records; ``failure_rate``
+    reads
     the coverage."""
 
     def __init__(self, task: str, mode: str, key: str) -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.sgibench.external import EXTERNAL_FILES
-from sciprobe.errors import SciprobeError
-from sciprobe.release_files import check_unique_ids, integer, number, text, text_list
-from sciprobe.scoring.sgi.wet_experiment import action_names
+from sciprobe.core.errors import SciprobeError
+from sciprobe.data.release_files import check_unique_ids, integer, number, text, text_list
+from sciprobe.benchmarks.sgibench.scoring.wet_experiment import action_names
 
 HUB_DATASETS = {
     "deep_research": "SGI-DeepResearch",

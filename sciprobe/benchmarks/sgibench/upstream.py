@@ -8,7 +8,7 @@ output_requirements``), ``example`` (idea generation: ``question`` + ``"\\n\\n##
 ``Question:`` and the lettered ``Options:`` blocks, as :func:`sciprobe.benchmarks.sgibench.prompts.reasoning_text`
 lays them out). Upstream's ``LLM``/``VLM`` wrappers send a generic system role line, the same line sciprobe's own
 prompts send (:data:`sciprobe.benchmarks.sgibench.prompts.SYSTEM`). The files are fetched at run time
-(:mod:`sciprobe.upstream`) and read with :mod:`ast`, never executed or stored here.
+(:mod:`sciprobe.run.upstream`) and read with :mod:`ast`, never executed or stored here.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sciprobe.declaration import Upstream
-from sciprobe.errors import SciprobeError
+from sciprobe.core.declaration import Upstream
+from sciprobe.core.errors import SciprobeError
 
 DEEP_RESEARCH_PATH = "evaluation/task_1_deep_research/step_1_get_answer.py"
 IDEA_PATH = "evaluation/task_2_idea_generation/step_1_get_answer.py"

@@ -32,8 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
-from sciprobe.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
+from sciprobe.core.errors import SciprobeError
+from sciprobe.run.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
 
 UPSTREAM_JUDGE = "upstream:o4-mini"          # the step, answer, dry-output and RV judge upstream hard-codes
 UPSTREAM_PARSER = "upstream:gpt-4.1-mini"    # upstream's answer re-formatting parser
@@ -128,7 +128,7 @@ def _idea(entry: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _dry(entry: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
     from sciprobe.benchmarks.sgibench.dry_runner import judge_key
-    from sciprobe.scoring.sgi.dry_experiment import N_TESTS, equivalence_judge_messages
+    from sciprobe.benchmarks.sgibench.scoring.dry_experiment import N_TESTS, equivalence_judge_messages
 
     response, error = _reply(entry.get("model_answer_with_thinking"))
     gold = [str(entry.get(f"unit_test_{t}_output", row[f"unit_test_{t}_output"])) for t in range(N_TESTS)]

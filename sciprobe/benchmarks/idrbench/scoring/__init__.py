@@ -1,0 +1,1 @@
+"""IDRBench's own metrics: the official I2R ranking scores."""

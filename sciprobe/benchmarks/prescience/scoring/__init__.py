@@ -1,0 +1,1 @@
+"""PreScience's own metrics: LACER, the forecast and topic-trend scores, the ranking tasks."""
