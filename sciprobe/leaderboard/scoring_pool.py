@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from sciprobe.errors import SciprobeError
+from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard.records import SubmissionRequest, utc_now
 from sciprobe.leaderboard.store import LeaderboardStore, SQLiteStore
 
@@ -79,11 +79,11 @@ def _warm(pins: dict) -> None:
     cold process took 5-6 s for its first IDRBench submission, a warm one 0.6 s)."""
     import time
 
-    import sciprobe.evidence  # noqa: F401
+    import sciprobe.results.evidence  # noqa: F401
     import sciprobe.leaderboard.app  # noqa: F401
     import sciprobe.scoring.classification  # noqa: F401 - with sklearn.metrics: most of a cold first score
-    import sciprobe.scoring_cli  # noqa: F401
-    from sciprobe.benchmarks import get_benchmark
+    import sciprobe.run.score_predictions  # noqa: F401
+    from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.queue import scored_inline
     from sciprobe.leaderboard.validation import task_target
 
