@@ -48,6 +48,10 @@ BENCHES = [
      "card_stderr.py", "<= 1% of the first scoring"),
     ("SGI dry experiments on a loopback Ray cluster, 2 worker processes vs 1", "ray_dry_experiment.py",
      ">= 1.7x, identical scores"),
+    ("Fixed cost of `evaluate`: a 10-item IPI dry run and real run vs `python -c \"import pyarrow.parquet, json\"`",
+     "evaluate_fixed_cost.py", "dry run <= 3x the baseline; real run <= 2x its dry run; quiet and busy"),
+    ("Model-based scoring (SGI idea embedder, BERTScore), torch threads chosen vs torch's default",
+     "scoring_threads.py", "busy <= 1.5x quiet with the chosen threads"),
     ("Leaderboard Space: page load vs rows, first page on a second start, concurrent submitters vs one",
      "leaderboard_space.py", "<= 0.5 s with 1,000 rows; <= 5 s; >= 1.8x on 2 cores"),
 ]

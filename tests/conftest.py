@@ -45,8 +45,12 @@ def idrbench_release_built(tmp_path_factory) -> Path:
     from sciprobe.core.registry import get_benchmark
     from sciprobe.data.build import build_benchmark
 
+    from idrbench_release_support import pinned_layout
+
+    # the release as pinned (six single files), written from the reference files' older part layout
+    folder = pinned_layout(SHARED_IDRBENCH.parent, tmp_path_factory.mktemp("idr-pinned") / "data")
     out = tmp_path_factory.mktemp("idr-release") / "idrbench"
-    build_benchmark(get_benchmark("idrbench"), SHARED_IDRBENCH, out)
+    build_benchmark(get_benchmark("idrbench"), folder, out)
     return out
 
 

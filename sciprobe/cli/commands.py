@@ -37,9 +37,11 @@ examples (`sciprobe tasks` lists every BENCH:TASK):
   sciprobe evaluate BENCH:TASK --model SPEC --prompts upstream   # upstream's templates at the pinned commit
   sciprobe import-upstream BENCH --logs UPSTREAM_OUTPUT_DIR --data build/BENCH   # score upstream's own outputs
   sciprobe baselines BENCH --data build/BENCH                 # reference baselines, one results file each
-  sciprobe compare A.json B.json                              # paired difference, interval and test per task
+  sciprobe compare A.json B.json                              # paired difference, interval, test and MDE per task
+  sciprobe compare A.json --paper                             # a run against the paper's numbers, with a verdict
   sciprobe report results/results/*/*.json --out report/      # static HTML report with figures
   sciprobe paper BENCH [--json]                               # the numbers the benchmark's paper reports
+  sciprobe judge-check A.json B.json --judge SPEC [--human ratings.csv]   # does another judge agree?
   sciprobe evaluate BENCH:TASK --model SPEC --executor ray://HEAD:10001       # sandbox runs on a Ray cluster
 """
 
@@ -57,10 +59,15 @@ MODULE_COMMANDS: dict[str, tuple[str, str]] = {
                 "stage (--dry-run) or upload a dataset, metric or the Space to the Hub"),
     "export": ("sciprobe.results.export", "results JSON -> Hugging Face model-index or .eval_results YAML"),
     "baselines": ("sciprobe.run.baselines", "score a benchmark's reference baselines (no model)"),
-    "compare": ("sciprobe.results.compare", "paired comparison of two results files (difference, interval, test)"),
+    "compare": ("sciprobe.results.compare", "paired comparison of two results files (difference, interval, test, "
+                "MDE), or of one with its paper (--paper)"),
     "report": ("sciprobe.results.html_report", "static HTML report of results files (figures, CIs, breakdowns)"),
+    "doctor": ("sciprobe.data.doctor", "check release files against a benchmark's declared files, columns, "
+                                       "types and paper counts, without building"),
     "paper": ("sciprobe.results.published",
               "the numbers a benchmark's paper reports, with task, metric, setting and source"),
+    "judge-check": ("sciprobe.run.judge_check", "re-judge a judged run's stored responses with another judge: "
+                    "agreement, ranking change, position-swap consistency"),
 }
 
 
@@ -134,6 +141,18 @@ def _configure_build(build: argparse.ArgumentParser) -> None:
     _add_cutoff(build, auto=False)
 
 
+def _mode_list(value: str) -> list[str]:
+    """``--mode a,b`` -> ``["a", "b"]`` (``--mode a --mode b`` appends one list each)."""
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    if not modes:
+        raise argparse.ArgumentTypeError("needs a mode name")
+    return modes
+
+
+def _flat_modes(given: list[list[str]] | None) -> list[str] | None:
+    return list(dict.fromkeys(m for group in given for m in group)) if given else None
+
+
 def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
     evaluate.description = ("Tasks are BENCH:TASK (`sciprobe tasks` lists them). Results go to "
                             "OUTPUT_DIR/results and OUTPUT_DIR/details.")
@@ -148,8 +167,9 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                                "classification tasks, never the first N; a sample is labelled as one and never "
                                "ranked or exported")
     evaluate.add_argument("--judge", metavar="SPEC", help="judge model for judge-scored tasks; a panel: 'SPEC1;SPEC2'")
-    evaluate.add_argument("--mode", action="append", dest="modes",
-                          help="scoring mode (repeatable; default: every mode of the task)")
+    evaluate.add_argument("--mode", "--modes", action="append", dest="modes", type=_mode_list,
+                          help="scoring mode(s): repeatable or comma-separated (default: every mode of the task); "
+                               "I2R plays one tournament per mode, so one mode costs one tournament")
     evaluate.add_argument("--max-tokens", type=int, help="override the task's max output tokens")
     evaluate.add_argument("--temperature", type=float, help="override the task's temperature")
     evaluate.add_argument("--output-dir", default="results",
@@ -160,6 +180,13 @@ def _configure_evaluate(evaluate: argparse.ArgumentParser) -> None:
                           help="run model-written code (sandbox tasks) even without a working sandbox "
                                "(UNSAFE: no filesystem, network or process isolation)")
     _add_prompts(evaluate, "the prompts the model gets")
+    evaluate.add_argument("--context", metavar="VARIANTS",
+                          help="for tasks that take it (`sciprobe tasks`): what the model is shown, comma-separated "
+                               "variants the task's README lists")
+    evaluate.add_argument("--context-seed", type=int, default=0,
+                          help="seed of --context's matched-size subsampling (default: %(default)s)")
+    evaluate.add_argument("--reference-set", action="append", default=[], metavar="NAME=PATH",
+                          help="with --context all|impact: the set's JSON-lines file {key: target id, value: [ids]}")
     _add_executor(evaluate)
     economics = evaluate.add_argument_group(
         "cost and pacing", "Pacing is part of a model spec: 'openai/gpt-4o-mini,rpm=500,tpm=200000,concurrency=16'.")
@@ -282,7 +309,7 @@ def build_parser(benchmark_commands: bool = True) -> argparse.ArgumentParser:
          _configure_import_upstream),
         ("demo", "evaluate the bundled model on the bundled samples (offline)", _configure_demo),
         ("lighteval", "lighteval's CLI, offline (only --custom-tasks modules load)", _configure_lighteval),
-        *((name, help_text, lazy(f"{module}:configure_{name}_parser"))
+        *((name, help_text, lazy(f"{module}:configure_{_identifier(name)}_parser"))
           for name, (module, help_text) in MODULE_COMMANDS.items()),
         ("sandbox", "the sandbox for model-written code", _configure_sandbox),
         ("new-benchmark", "scaffold a working example benchmark in sciprobe/benchmarks/NAME/",
@@ -371,6 +398,16 @@ def _cmd_build(args: argparse.Namespace) -> int:
                  if counts["cutoff"] else ""))
     for config in report.skipped:
         print(f"{benchmark.name}:{config}: skipped, the cutoff leaves no items")
+    for note in report.release.get("notes", []):
+        print(f"{benchmark.name}: {note}")
+    for config, reason in report.release.get("unavailable", {}).items():
+        print(f"{benchmark.name}:{config}: {reason}")
+    for config, files in report.missing_files.items():
+        print(f"{benchmark.name}:{config}: skipped, the source has no {', '.join(files)}")
+    from sciprobe.data.doctor import comparison_warnings
+
+    for line in comparison_warnings(benchmark, report.paper_counts):
+        print(line, file=sys.stderr)
     print(f"wrote {report.out_dir}")
     return 0
 
@@ -395,7 +432,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         raise SciprobeError("--limit must be at least 1")
     request = EvaluationRequest(tasks=args.tasks, model=spec, data=args.data, limit=args.limit, cutoff=cutoff,
-                                cutoff_source=source, judge=args.judge, modes=args.modes,
+                                cutoff_source=source, judge=args.judge, modes=_flat_modes(args.modes),
                                 output_dir=Path(args.output_dir), generation=_generation(args),
                                 use_cache=not args.no_cache, revision=args.revision,
                                 allow_unsandboxed=args.allow_unsandboxed, max_calls=args.max_calls,
@@ -403,7 +440,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                 meter=sys.stderr.isatty() if args.meter is None else args.meter,
                                 prompts=args.prompts,
                                 upstream_dir=Path(args.upstream_dir) if args.upstream_dir else None,
-                                allow_modified_prompts=args.allow_modified_prompts)
+                                allow_modified_prompts=args.allow_modified_prompts,
+                                per_task=_context_options(args))
     if args.dry_run:
         from sciprobe.run.plan import format_plan, plan_run
 
@@ -414,6 +452,32 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     print_summary(results)
     print(f"results: {path}")
     return _exit_status(path, results)
+
+
+def _context_options(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """``--context`` / ``--context-seed`` / ``--reference-set`` as per-task options of the tasks that declare them
+    (``TaskSpec.options``); each such task checks the values (``TaskSpec.check_options``) before anything runs."""
+    if args.context is None and not args.reference_set:
+        return {}
+    from sciprobe.core.registry import resolve_task
+
+    sets = {}
+    for item in args.reference_set:
+        name, sep, path = item.partition("=")
+        if not sep or not path:
+            raise SciprobeError(f"--reference-set {item!r}: expected NAME=PATH (all=refs_all.jsonl)")
+        sets[name] = path
+    options = {"context": args.context, "context_seed": args.context_seed, "reference_sets": sets}
+    out = {}
+    for ref in args.tasks:
+        _, task = resolve_task(ref.split("|")[0])
+        if "context" not in task.options:
+            raise SciprobeError(f"--context and --reference-set apply to tasks that take them; {ref} does not "
+                                "(see `sciprobe tasks`)")
+        if task.check_options is not None:
+            task.check_options(options, args.prompts or "sciprobe")
+        out[ref] = dict(options)
+    return out
 
 
 def _exit_status(path: Path, results: Sequence) -> int:
@@ -458,9 +522,29 @@ def _exit_status(path: Path, results: Sequence) -> int:
             return 0
         atomic_write_bytes(card, text.encode("utf-8"))
         print(f"model-index: {card}")
-        for line in left_out:
-            print(f"  left out of the model-index: {line}", file=sys.stderr)
+        for line in left_out_summary(left_out, path):
+            print(f"  {line}", file=sys.stderr)
     return 0
+
+
+#: Up to this many numbers left out of a model-index are listed one by one; more are counted per class.
+LEFT_OUT_LISTED = 3
+
+
+def left_out_summary(left_out: Sequence[str], results: Path) -> list[str]:
+    """What a model-index left out, for stderr: each number when there are few, else one line per class of
+    omission (n/a, NaN, not computed, not a finite number) with its count and a first example; the results
+    file has every one (a demo over four benchmarks leaves out dozens of n/a strict-mode numbers)."""
+    import re
+
+    if len(left_out) <= LEFT_OUT_LISTED:
+        return [f"left out of the model-index: {line}" for line in left_out]
+    classes: dict[str, list[str]] = {}
+    for line in left_out:
+        found = re.search(r"\): (n/a|NaN|not computed|not a finite number)", line)
+        classes.setdefault(found.group(1) if found else "other", []).append(line)
+    return [f"{len(lines)} number(s) left out of the model-index: {what} (e.g. {lines[0].split('): ', 1)[0]})); "
+            f"every one is in {results.name}" for what, lines in classes.items()]
 
 
 def _limit_samples(block: dict) -> list[str]:
@@ -613,6 +697,11 @@ COMMANDS = {"build": _cmd_build, "evaluate": _cmd_evaluate, "score": _cmd_score,
             "new-benchmark": _cmd_new_benchmark, "sandbox": _cmd_sandbox, "model-path": _cmd_model_path}
 
 
+def _identifier(command: str) -> str:
+    """A command's name as its module's functions spell it (``judge-check`` -> ``judge_check``)."""
+    return command.replace("-", "_")
+
+
 def _handler(command: str) -> Any:
     """The function that runs ``command``: a built-in, a module's ``cmd_<name>``, or a benchmark's own command."""
     if command in COMMANDS:
@@ -620,7 +709,7 @@ def _handler(command: str) -> Any:
     if command in MODULE_COMMANDS:
         from sciprobe.core.lazy import resolve
 
-        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{command}")
+        return resolve(f"{MODULE_COMMANDS[command][0]}:cmd_{_identifier(command)}")
     return _cmd_benchmark_command
 
 

@@ -94,6 +94,10 @@ class Runner:
     #: True when :meth:`records_from_predictions` scores a predictions file with no model or judge call (the
     #: leaderboard then scores submissions inline); False: the file is replayed through :meth:`run`
     reads_predictions: ClassVar[bool] = False
+    #: "module:object" of this runner's judge check (a :class:`sciprobe.run.judge_check.JudgeCheck`): each stored
+    #: judge's item scores from the run's records, and how another judge re-judges the same responses
+    #: (``sciprobe judge-check``); None: the task has no judge to check
+    judge_check: ClassVar[str | None] = None
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
         raise NotImplementedError
@@ -204,6 +208,65 @@ class Baseline:
 
 
 @dataclass(frozen=True)
+class PaperCount:
+    """How many rows one split of a config should hold, as the paper (or the release's own documentation) states.
+
+    ``sciprobe doctor`` and ``sciprobe build`` compare the rows the source reader yields (before any cutoff) with
+    it, warn in one line on a mismatch, and the dataset card records the comparison. ``source`` says where the
+    number is stated, e.g. ``"paper Table 1"`` or ``"spec idrbench.md §3.2 (release v1 at aa621e4)"``."""
+
+    rows: int
+    source: str
+    split: str = "test"
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    """One file of a published release as upstream's own loader reads it (``sciprobe doctor`` checks it).
+
+    ``name`` is a path under the source folder; ``parts`` a glob of an older layout that splits the same records
+    over several files (read instead when ``name`` is absent). ``columns`` maps each field to the types its values
+    may have, ``"|"``-joined: ``str int float bool list dict null`` (JSON/Arrow values as Python sees them), plus
+    ``absent`` for a field some records leave out;
+    a field missing from a record, a field no record should have, and a value of another type are each named.
+    ``configs`` are the configs built from the file: a missing file is an error only for a build asking for one
+    of them. ``optional`` marks a named historical variant whose absence is not a difference."""
+
+    name: str
+    configs: tuple[str, ...]
+    columns: Mapping[str, str]
+    parts: str = ""
+    optional: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReleaseLayout:
+    """A published layout of a benchmark's release (e.g. the files at a pinned upstream commit). A benchmark may
+    declare several (release variants); ``sciprobe doctor`` checks a source against the one it matches best and
+    says which. ``extra_files`` are globs of files the layout has but no config reads (not reported as extra)."""
+
+    name: str
+    files: tuple[ReleaseFile, ...]
+    extra_files: tuple[str, ...] = ()
+    # the folder of the upstream repository holding the files: doctor given a git checkout looks there
+    root: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    """What a build (and ``sciprobe doctor``) says about the release a source folder holds, from the benchmark's
+    ``release_check`` hook: which published variant it is, notes to print and record in the card, and the configs
+    this release cannot give, each with a one-line reason (``{"topic_trends": "no topic labels in this release;
+    see ..."}``): a build skips them instead of writing empty configs, and refuses them when asked by name."""
+
+    variant: str
+    notes: tuple[str, ...] = ()
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One dataset config: its features (a callable so ``datasets`` is imported lazily), its splits
     and a one-line description for the card.
@@ -218,6 +281,8 @@ class ConfigSpec:
     splits: tuple[str, ...] = ("test",)
     id_field: str = "id"  # the column that identifies an item (predictions files and submissions key on it)
     context_splits: tuple[str, ...] = ()
+    # the row count the paper (or the release's documentation) gives for this config; None: none stated
+    paper_count: PaperCount | None = None
 
     def cutoff_applies(self, split: str) -> bool:
         """Whether a temporal cutoff filters ``split`` (every split but the context ones)."""
@@ -280,6 +345,11 @@ class TaskSpec:
     score_ranges: tuple[Any, ...] = ()
     # a line for the lighteval task card's docstring and the metric cards (e.g. what a judged metric needs)
     card_note: str = ""
+    # runner options the command line may set for this task (``sciprobe evaluate --context`` sets ``context``,
+    # ``context_seed`` and ``reference_sets``); ``check_options(options, prompt_set)`` refuses bad values in one
+    # line before anything runs
+    options: tuple[str, ...] = ()
+    check_options: Callable[[Mapping[str, Any], str], None] | None = None
 
     @property
     def ranked_mode(self) -> str:
@@ -341,6 +411,12 @@ class Benchmark:
     # "module:function(task_name, runs) -> [(title, matplotlib Figure, caption)]": this benchmark's own figures in
     # `sciprobe report` (runs: sciprobe.results.figures.RunTask, with the details' records); None: generic ones only
     report_figures: str | None = None
+    # the published layouts of the release files (``sciprobe doctor``: files, columns, types; the configs' own
+    # ``paper_count`` give the counts); empty: doctor checks only the counts the source reader yields
+    release_layouts: tuple[ReleaseLayout, ...] = ()
+    # "module:function(source, options) -> ReleaseCheck": which release variant a source holds and which configs it
+    # cannot give (e.g. no topic labels); None: every release gives every config its files allow
+    release_check: str | None = None
 
     def task(self, name: str) -> TaskSpec:
         from sciprobe.core.errors import SciprobeError

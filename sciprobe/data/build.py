@@ -247,6 +247,14 @@ class BuildReport:
     empty_splits: dict[str, list[str]] = field(default_factory=dict)
     sciprobe_version: str = __version__
     sample: bool = False  # built from the benchmark's bundled synthetic sample (never published as the benchmark)
+    # configs not built because the source lacks their declared release files ({config: [file, ...]})
+    missing_files: dict[str, list[str]] = field(default_factory=dict)
+    # each built config's declared paper count beside the rows read ({config: {split, declared, found, source,
+    # matches}}, sciprobe.data.doctor.CountCheck)
+    paper_counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the release variant the source holds, notes on it and the configs it cannot give ({config: reason}), from the
+    # benchmark's release_check hook (empty without one)
+    release: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """What ``sciprobe_build.json`` holds: everything but the output folder (a local path never goes into a
@@ -309,10 +317,26 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
     """Write the hub layout of ``benchmark`` built from ``source`` into ``out_dir`` (atomically)."""
     import datasets
 
+    from sciprobe.data.doctor import missing_files, paper_count_comparison, release_check_of
+
     source, out_dir = Path(source), Path(out_dir)
     names = configs or list(benchmark.configs)
+    absent: dict[str, list[str]] = {}
     for name in names:
         benchmark.config(name)
+        lacking = missing_files(benchmark, source, name)
+        if lacking and configs:  # asked for by name: the build cannot give it
+            raise SciprobeError(f"{benchmark.name}:{name} needs {', '.join(lacking)}, which {source} does not hold")
+        if lacking:
+            absent[name] = lacking
+    names = [n for n in names if n not in absent]
+    release = release_check_of(benchmark, source, {**benchmark.source_options, **(options or {})})
+    for name in names:
+        reason = release.unavailable.get(name) if release else None
+        if reason and configs:
+            raise SciprobeError(f"{benchmark.name}:{name}: {reason}")
+    unavailable = {n: release.unavailable[n] for n in names if release and n in release.unavailable}
+    names = [n for n in names if n not in unavailable]
     if out_dir.exists() and not overwrite:
         raise SciprobeError(f"output folder {out_dir} exists; pass --overwrite to replace it")
     report = BuildReport(benchmark.name, benchmark.version, str(out_dir),
@@ -321,6 +345,9 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
                          {"cutoff": cutoff.isoformat() if cutoff else None, "source": cutoff_source})
     report.source_revision = source_revision
     report.sample = is_sample_source(benchmark, source)
+    report.missing_files = absent
+    if release is not None:
+        report.release = {"variant": release.variant, "notes": list(release.notes), "unavailable": unavailable}
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o755)  # mkdtemp makes it private; the result is an ordinary folder
@@ -370,6 +397,9 @@ def build_benchmark(benchmark: Benchmark, source: Path, out_dir: Path, *, config
             where = ", ".join(f"{benchmark.name}:{n}" for n in names)
             raise SciprobeError(f"cutoff {report.cutoff['cutoff']} leaves no items in {where}" if cutoff else
                                 f"the release in {report.source} has no items for {where}")
+        if not report.sample:  # the invented sample is small by design: nothing to compare
+            report.paper_counts = paper_count_comparison(
+                benchmark, {n: {s: c["n_items_before"] for s, c in split_counts[n].items()} for n in infos})
         report.cutoff["counts"] = {n: {**CutoffReport(report.cutoff["cutoff"], cutoff_source, before[n],
                                                       report.rows[n].get("test", before[n])).as_dict(),
                                        "splits": split_counts[n]}
@@ -393,14 +423,30 @@ def _split_counts(spec: Any, before: dict[str, int], after: dict[str, int]) -> d
 
 def check_unique_column(ds: Any, column: str, where: str) -> None:
     """Refuse a built split whose id column repeats a value (the safety net behind every reader's own check)."""
-    import pyarrow.compute as pc
-
     if column not in ds.column_names or ds.num_rows == 0:
         return
+    if ds.num_rows <= _PYTHON_UNIQUE_CHECK_ROWS:
+        _check_unique_values(ds.data.column(column).to_pylist(), column, where)
+        return
+    import pyarrow.compute as pc
+
     counts = pc.value_counts(ds.data.column(column))
     repeated = counts.filter(pc.greater(counts.field("counts"), 1))
     if len(repeated):
         raise SciprobeError(f"duplicate {column} {shown(repeated[0]['values'].as_py())} in {where}")
+
+
+#: Up to this many rows the id check is a Python set: ``pyarrow.compute`` loads pandas on first use (~0.3 s of
+#: CPU), more than a set over this many ids costs, and a task's load (a dry run above all) should pay neither.
+_PYTHON_UNIQUE_CHECK_ROWS = 100_000
+
+
+def _check_unique_values(values: list[Any], column: str, where: str) -> None:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise SciprobeError(f"duplicate {column} {shown(value)} in {where}")
+        seen.add(value)
 
 
 def _replace_dir(staging: Path, out_dir: Path) -> None:

@@ -60,6 +60,33 @@ def _empty_splits(empty: dict[str, list[str]]) -> str:
         if splits else ""
 
 
+def _declared_counts(benchmark: Benchmark, report: Any) -> list[str]:
+    """The build's rows (before any cutoff) beside the counts the benchmark declares, and the configs not built
+    because the source lacks their files."""
+    comparison = getattr(report, "paper_counts", {}) or {}
+    missing = getattr(report, "missing_files", {}) or {}
+    if not comparison and not missing:
+        return []
+    lines = ["| config | split | declared | read | matches | declared in |", "|---|---|---|---|---|---|"]
+    lines += [f"| `{name}` | {c['split']} | {c['declared']} | {c['found']} | {'yes' if c['matches'] else '**no**'} "
+              f"| {c['source']} |" for name, c in comparison.items()]
+    undeclared = [n for n in report.rows if n not in comparison]
+    notes = ([f"- no count declared for: {', '.join(f'`{n}`' for n in undeclared)}"] if undeclared else [])
+    notes += [f"- `{name}` not built: the source has no {', '.join(f'`{f}`' for f in files)}"
+              for name, files in missing.items()]
+    return ["## Declared counts", "\n".join(lines + ([""] + notes if notes else []))]
+
+
+def _release_read(report: Any) -> list[str]:
+    """Which published release variant the build read, notes on it, and the configs it cannot give (and why)."""
+    release = getattr(report, "release", {}) or {}
+    if not release:
+        return []
+    lines = [f"- {note}" for note in release.get("notes", [])]
+    lines += [f"- {config}: {reason}" for config, reason in release.get("unavailable", {}).items()]
+    return ["## Release read", "\n".join(lines)]
+
+
 def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
     cutoff = report.cutoff or {}
     parts = [
@@ -82,6 +109,8 @@ def dataset_card_body(benchmark: Benchmark, report: Any) -> str:
         "",
         "Load with `datasets.load_dataset(\"<this folder or hub id>\", \"<config>\")`.",
     ]
+    parts += _release_read(report)
+    parts += _declared_counts(benchmark, report)
     parts += ["## Upstream", upstream_section(benchmark)]
     for title, text in benchmark.card_sections.items():
         parts += [f"## {title}", text]

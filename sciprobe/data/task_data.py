@@ -25,6 +25,7 @@ from sciprobe.core.declaration import Benchmark, TaskSpec
 from sciprobe.core.errors import SciprobeError
 from sciprobe.data.locations import sample_build_dir
 from sciprobe.data.sources import hub_offline, locate, not_cached_message
+from sciprobe.data.parquet_split import declared_data_files, read_splits
 
 
 def sample_dataset_dir(benchmark: Benchmark, options: dict[str, Any] | None = None) -> Path:
@@ -37,31 +38,14 @@ def sample_dataset_dir(benchmark: Benchmark, options: dict[str, Any] | None = No
     return out
 
 
-def _local_data_files(root: Path, config: str) -> dict[str, list[str]] | None:
-    """The Parquet files of ``config`` declared in a built folder's README, as glob-escaped patterns (a folder
-    named ``a[1]`` is not a character class); None when the README does not declare the config."""
-    readme = root / "README.md"
-    if not readme.is_file():
-        return None
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub import DatasetCard
-
-    declared = MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data).get(config)
-    if not declared or not isinstance(declared.get("data_files"), list):
-        return None
-    files: dict[str, list[str]] = {}
-    for entry in declared["data_files"]:
-        paths = entry["path"] if isinstance(entry["path"], list) else [entry["path"]]
-        files.setdefault(entry["split"], []).extend(f"{glob.escape(str(root))}/{p}" for p in paths)
-    return files
-
-
 def _load(target: str, config: str, local: bool, revision: str | None) -> Any:
+    """The config's splits: a sciprobe build's declared Parquet files with pyarrow alone
+    (:mod:`sciprobe.data.parquet_split`), anything else with ``datasets``."""
+    data_files = declared_data_files(Path(target), config) if local else None
+    if data_files is not None:
+        return read_splits(data_files)
     import datasets
 
-    data_files = _local_data_files(Path(target), config) if local else None
-    if data_files is not None:
-        return datasets.load_dataset("parquet", data_files=data_files)
     if local and glob.has_magic(target):
         raise SciprobeError(f"{target} declares no config {config!r} in its README.md (a folder whose name holds "
                             "glob characters must be a sciprobe build)")
@@ -161,6 +145,10 @@ def load_task_data(benchmark: Benchmark, task: TaskSpec, data: str | None, *, cu
     else:
         location, local = sample_dataset_dir(benchmark, sample_options), True
     target = str(location)
+    if local:  # a config the build could not give says why (e.g. a release without topic labels)
+        reason = read_build_info(Path(location)).get("release", {}).get("unavailable", {}).get(task.config)
+        if reason:
+            raise SciprobeError(f"{target} has no config {task.config!r}: {reason}")
     try:
         dd = _load(target, task.config, local, revision)
     except ValueError as exc:

@@ -63,7 +63,8 @@ def _per_judge_scores(records: Sequence[Mapping[str, Any]], field: str) -> dict[
     return out
 
 
-def _idea_votes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+def idea_votes_from_records(records: Sequence[Mapping[str, Any]]
+                            ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
     """(share of votes the generated idea won per judge and item, each judge's final verdict per
     ``item|swapped|dimension`` as ``"generated"``/``"reference"``)."""
     shares: dict[str, dict[str, float]] = {}
@@ -91,6 +92,11 @@ def _idea_votes(records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, dict[st
     return shares, verdicts
 
 
+def lacer_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{judge: {item id: LACER score}}`` from ``lacer_official`` (a judge that gave no score is left out)."""
+    return {judge: items for judge, items in _per_judge_scores(records, "lacer_official").items()}
+
+
 def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The per-judge item scores of one task's detail records, or None when fewer than two judges voted.
 
@@ -104,7 +110,7 @@ def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str,
         table = _per_judge_scores(records, "lacer_official")
         source, scale, extra = "lacer_official", "LACER score (0-10)", {}
     elif any("judge_calls" in r for r in records):
-        table, verdicts = _idea_votes(records)
+        table, verdicts = idea_votes_from_records(records)
         source, scale = "sgi_idea_votes", "share of votes won by the generated idea (0-1)"
         extra = {"verdicts": verdicts}
     else:
@@ -242,5 +248,5 @@ def agreement_plot(judge_scores: Mapping[str, Any] | None, title: str = "Judge a
     return fig
 
 
-__all__ = ["PROVENANCE_KEY", "agreement_matrix", "agreement_plot", "agreement_table", "judge_scores_from_details",
-           "judge_scores_from_records", "panels"]
+__all__ = ["PROVENANCE_KEY", "agreement_matrix", "agreement_plot", "agreement_table", "idea_votes_from_records",
+           "judge_scores_from_details", "judge_scores_from_records", "lacer_scores_from_records", "panels"]

@@ -63,6 +63,9 @@ from sciprobe.leaderboard.validation import (
 CSS = """
 .sp-title h1 { margin-bottom: 0.2em; }
 .sp-note { font-size: 0.92em; opacity: 0.85; }
+.sp-reported-table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0; }
+.sp-reported-table th, .sp-reported-table td { border: 1px solid rgba(128, 128, 128, 0.35); padding: 0.2em 0.5em; }
+.sp-reported td { font-style: italic; opacity: 0.85; }
 .sp-demo { border-left: 4px solid #d97706; padding: 0.2em 0.8em; background: rgba(217, 119, 6, 0.08); }
 #sp-status { min-height: 2.5em; }
 /* Pinned Model column. gradio 6.31's Dataframe passes pinned_columns to TanStack's columnPinning state (column
@@ -119,6 +122,10 @@ ABOUT = """
   mean predictors ...; `sciprobe baselines`) as rows of Type *reference baseline*, after the models. They are
   scored by sciprobe on the tab's own data, never ranked and owned by nobody; the model-name prefix
   `reference-baseline/` is reserved for them. A mode a baseline cannot be scored in on the data is `n/a`, never 0.
+* **Reported in the paper:** under each benchmark's leaderboard, the numbers the benchmark's paper prints for its
+  task columns (`sciprobe paper BENCH`), as printed, in rows of Type *reported in the paper (Table N)*. They are a
+  table of their own: not submissions, never ranked, owned by nobody, not in the plots; each links to its source.
+  `sciprobe compare RESULTS --paper` says whether a run reproduces them, or why it is not comparable.
 * **Who owns a row:** a model name belongs to its first submitter. Once you have submitted under a name, nobody
   else can (names count case-insensitively and after Unicode NFKC folding: `Org/Model`, `org/model` and their
   full-width forms are one name, one row); pick your own name for your own model. Every row carries its owner
@@ -227,6 +234,18 @@ class LeaderboardService:
         if key == "overview":
             return tables.baselines_note(self.results())
         return tables.baselines_note(self.results(), key, self.baseline_notes.get(key, []))
+
+    def reported_note(self, key: str) -> str:
+        """What the tab's rows of published numbers are (:mod:`~sciprobe.leaderboard.reported`)."""
+        from sciprobe.leaderboard.reported import reported_note
+
+        return reported_note(key)
+
+    def reported_html(self, key: str) -> str:
+        """The tab's rows of published numbers, apart from the leaderboard table."""
+        from sciprobe.leaderboard.reported import reported_html
+
+        return reported_html(key, self.columns[key])
 
     def demo_notice(self) -> str:
         """What every tab of a demo Space says ('' when every benchmark is scored against pinned data)."""
@@ -449,6 +468,9 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     with gr.Accordion("Provenance of the selected cell", open=False) as acc:
                         selected = gr.JSON(label="Provenance", elem_id=f"provenance-{key}", open=True)
                     if key != "overview":
+                        with gr.Accordion("Reported in the paper (not ranked)", open=True):
+                            gr.Markdown(service.reported_note(key), elem_classes=["sp-note"])
+                            gr.HTML(service.reported_html(key), elem_id=f"reported-{key}")
                         with gr.Row():
                             scatter = gr.Plot(tables.cutoff_plot(service.results(), columns), label="Score vs cutoff",
                                               format="png", show_label=False)

@@ -27,6 +27,7 @@ from typing import Any
 from sciprobe.core.errors import SciprobeError
 from sciprobe.results.evidence import rank_verdict
 from sciprobe.leaderboard.agreement import PROVENANCE_KEY, judge_scores_from_details
+from sciprobe.results.read import details_file as _details_file
 from sciprobe.leaderboard.pins import DataPin, data_pin
 from sciprobe.leaderboard.queue import knowledge_cutoff
 from sciprobe.leaderboard.records import DEFAULT_PROMPT_SET, ResultRecord
@@ -48,21 +49,6 @@ def _warn(message: str) -> None:
 
 def _family(model_id: str) -> str:
     return model_id.split("/", 1)[0] if "/" in model_id else model_id.split("-", 1)[0]
-
-
-def _details_file(results_path: Path, details: Any) -> Path | None:
-    """The task's details Parquet (``<out>/details/...``, next to ``<out>/results``) when it is a file inside
-    ``<out>``; None otherwise."""
-    if not isinstance(details, str) or not details:
-        return None
-    parents = results_path.resolve().parents
-    file = parents[2] / details if len(parents) > 2 else None
-    try:
-        if file is None or not file.resolve().is_relative_to(parents[2]) or not file.is_file():
-            return None
-    except (OSError, ValueError):
-        return None
-    return file
 
 
 def _judge_scores(results_path: Path, details: str | None) -> dict | None:

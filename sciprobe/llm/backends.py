@@ -32,7 +32,7 @@ from sciprobe.llm.ledger import skipped_completion
 from sciprobe.llm.pacing import Pacer, estimate_tokens
 from sciprobe.llm.replicas import Replica, ReplicaGate, ReplicaPool
 from sciprobe.llm.response_cap import capped_response_class, redirected_in, too_large_in
-from sciprobe.llm.spec import ModelSpec
+from sciprobe.llm.spec import DIRECT_PROVIDERS, ModelSpec
 from sciprobe.llm.types import Completion, Request
 from sciprobe.llm.usage import UsageReport, finite_number, read_usage, short_repr
 
@@ -139,7 +139,12 @@ def _skip_litellm_pricing_of_our_calls() -> None:
 def unit_prices(model: str) -> tuple[float, float] | None:
     """USD per prompt token and per completion token from litellm's bundled price table (no network); None
     when the model is not in it: unknown, never free. Probed with a small call so that long-context price
-    tiers (e.g. above 200k prompt tokens) do not apply."""
+    tiers (e.g. above 200k prompt tokens) do not apply. OpenAI-compatible specs are read from the same table
+    without importing litellm (:mod:`sciprobe.llm.price_table`)."""
+    from sciprobe.llm import price_table
+
+    if price_table.priced_here(model):
+        return price_table.table_unit_prices(model)
     litellm = import_litellm()
     probe = 1_000
     try:
@@ -204,6 +209,10 @@ class Pricer:
 
 def _flat_price_limit(model: str) -> int | None:
     """Prompt tokens up to which the model's price is flat (its smallest ``above_<N>k_tokens`` tier), or None."""
+    from sciprobe.llm import price_table
+
+    if price_table.priced_here(model):
+        return price_table.table_flat_price_limit(model)
     litellm = import_litellm()
     try:
         info = litellm.get_model_info(model=model)
@@ -448,6 +457,18 @@ def retry_after_seconds(exc: BaseException) -> float | None:
 TRANSIENT, SERVER_FAULT, REQUEST_FAULT = "transient", "server", "request"
 
 
+class _NeverRaised(Exception):
+    """No code raises it: litellm's exception classes, as the retry policy sees them when litellm is not loaded."""
+
+
+class _LitellmAbsent:
+    def __getattr__(self, name: str) -> type[Exception]:
+        return _NeverRaised
+
+
+_LITELLM_ABSENT = _LitellmAbsent()
+
+
 class RetryPolicy:
     """Classifies litellm exceptions and computes waits: exponential backoff with full jitter."""
 
@@ -560,7 +581,7 @@ class RemoteBackend:
     def __init__(self, spec: ModelSpec, backoff_base_s: float = 0.5) -> None:
         self.spec = spec
         self.policy = RetryPolicy(spec.max_retries, base_s=backoff_base_s)
-        self._litellm = import_litellm()
+        self._litellm: Any = None  # imported on first use (the litellm property): ~4 s of CPU a direct run never needs
         self._api_key = spec.resolve_api_key()
         self.provider = self._check_provider()
         self._key_checked = False  # check_credentials, before the first request (not here: a client may never call)
@@ -574,9 +595,26 @@ class RemoteBackend:
         self._announce_lock = threading.Lock()
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
+    @property
+    def litellm(self) -> Any:
+        """litellm, imported the first time a call or a lookup really goes through it."""
+        if self._litellm is None:
+            self._litellm = import_litellm()
+        return self._litellm
+
+    @property
+    def error_classes(self) -> Any:
+        """Where the retry policy finds litellm's exception classes: litellm when it is loaded, else a stand-in
+        whose classes nothing raises (a run that never imported litellm cannot get a litellm exception)."""
+        return self._litellm or sys.modules.get("litellm") or _LITELLM_ABSENT
+
     def _check_provider(self) -> str:
+        """The provider litellm would route to. A direct-HTTP spec names it itself (``openai/...`` or
+        ``hosted_vllm/...`` with a base_url, sciprobe.llm.spec.resolved_transport): no litellm lookup."""
+        if self.spec.resolved_transport == "http" and self.spec.provider in DIRECT_PROVIDERS:
+            return self.spec.provider
         try:
-            _, provider, _, _ = self._litellm.get_llm_provider(model=self.spec.name, api_base=self._first_url)
+            _, provider, _, _ = self.litellm.get_llm_provider(model=self.spec.name, api_base=self._first_url)
         except Exception as exc:
             raise SciprobeError(
                 f"litellm cannot route model {self.spec.name!r}: use provider/model, e.g. openai/gpt-4o-mini"
@@ -617,8 +655,10 @@ class RemoteBackend:
         (:mod:`sciprobe.llm.response_cap`)."""
         import aiohttp
 
-        trust_env = bool(self._litellm.aiohttp_trust_env) or os.environ.get("AIOHTTP_TRUST_ENV", "").lower() in (
-            "1", "true", "yes")
+        # litellm's own switch counts only where litellm is loaded: a direct-HTTP run never imports it for this
+        loaded = self._litellm or sys.modules.get("litellm")
+        trust_env = bool(getattr(loaded, "aiohttp_trust_env", False)) or os.environ.get(
+            "AIOHTTP_TRUST_ENV", "").lower() in ("1", "true", "yes")
         servers = len(self.replicas.replicas)
         connector = aiohttp.TCPConnector(limit=connections * servers, limit_per_host=connections, ttl_dns_cache=300)
         return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env,
@@ -699,7 +739,7 @@ class RemoteBackend:
                 completion = self._success(job, response, attempt, started)
             except Exception as exc:
                 self._raise_if_fatal(exc)
-                kind = self.policy.failure_class(exc, self._litellm)
+                kind = self.policy.failure_class(exc, self.error_classes)
                 if replica is not None:
                     tried.add(replica)
                 will_retry = attempt <= self.policy.max_retries and self._may_retry(kind, replica, tried, doubted)
@@ -724,11 +764,11 @@ class RemoteBackend:
 
     def _raise_if_fatal(self, exc: BaseException) -> None:
         """Exhausted quota and bad credentials end the batch: every later call would fail the same way."""
-        if self.policy.is_quota(exc, self._litellm):
+        if self.policy.is_quota(exc, self.error_classes):
             raise QuotaExhausted(
                 f"quota exhausted for {self.spec.name} ({error_text(exc)}); waiting will not help"
             ) from exc
-        if self.policy.is_fatal(exc, self._litellm):
+        if self.policy.is_fatal(exc, self.error_classes):
             raise FatalBackendError(
                 f"authentication failed for {self.spec.name} ({error_text(exc)}); "
                 "check the spec's api_key / api_key_env"
@@ -750,7 +790,7 @@ class RemoteBackend:
         if replica is None:
             return
         pool = self.replicas
-        if kind == TRANSIENT and self.policy.is_rate_limit(exc, self._litellm):
+        if kind == TRANSIENT and self.policy.is_rate_limit(exc, self.error_classes):
             if will_retry:
                 replica.pacer.on_rate_limited(delay)  # the whole deployment waits, not just this call
             pool.rate_limited(replica, delay)  # and its calls go to the other replicas meanwhile
@@ -785,14 +825,14 @@ class RemoteBackend:
         extra: dict[str, Any] = {"shared_session": state.session} if state.session is not None else {}
         try:
             return await self._acompletion(job, replica, extra)
-        except self._litellm.InternalServerError as exc:
+        except self.litellm.InternalServerError as exc:
             malformed = litellm_malformed(exc)  # a 200 body that is no chat completion: named as on http
             if malformed is not None:
                 raise malformed from exc
             raise
 
     async def _acompletion(self, job: Job, replica: Replica, extra: dict[str, Any]) -> Any:
-        return await self._litellm.acompletion(
+        return await self.litellm.acompletion(
             model=self.spec.name,
             messages=[dict(m) for m in job.request.messages],
             api_base=replica.url,

@@ -24,6 +24,7 @@ What the client guarantees, whatever the backend:
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -188,8 +189,9 @@ class _NoProgress:
 
 
 def _progress(total: int, desc: str | None) -> Any:
-    """A tqdm bar when ``desc`` is given; ``disable=None`` turns it off when stderr is not a TTY."""
-    if desc is None:
+    """A tqdm bar when ``desc`` is given and stderr is a terminal (tqdm is not even imported otherwise: a
+    non-interactive run, a CI log or a dry run shows no bar)."""
+    if desc is None or not getattr(sys.stderr, "isatty", lambda: False)():
         return _NoProgress()
     from tqdm import tqdm
 

@@ -13,6 +13,15 @@ matched by id; an item counts when both runs scored it in that mode. On those it
 - the test the metric calls for: McNemar (exact) for accuracy-like 0/1 scores, the Wilcoxon signed-rank test
   where the paper uses it (IDRBench I2R: per-query reciprocal rank), otherwise the paired bootstrap itself.
 
+Each comparison also reports its minimum detectable effect (MDE): the smallest true difference the chosen test
+would detect at ``--alpha`` with ``--power`` (default 0.8) on the items both runs scored, and how many items it would
+take to detect ``--effect`` (default: the observed difference). The formula is in :mod:`sciprobe.scoring.power`:
+``MDE = (z_{1-alpha/2} + z_power) * SE`` with SE the standard deviation of the paired bootstrap differences (the
+Wilcoxon test's MDE divided by sqrt(3/pi), its efficiency), and ``n_required = n * (MDE / effect)^2``.
+
+With ``--paper`` a single results file is compared with the numbers its benchmark's paper reports
+(:mod:`sciprobe.results.paper_compare`).
+
 Warnings: different item sets (ids only in one run, items scored in one run only), different dataset
 fingerprints or hub revisions, benchmark versions, cutoffs or item limits, a different item statistic or
 parameters, an incomplete run, and a result file without per-item tables (then only the headlines are shown).
@@ -36,6 +45,7 @@ if TYPE_CHECKING:  # numpy and the bootstrap load when a comparison runs, not wi
 
     from sciprobe.scoring.bootstrap import BootstrapSettings
     from sciprobe.scoring.item_scores import ItemScores
+    from sciprobe.scoring.power import Detectable
 
 __all__ = ["Comparison", "compare_files", "compare_results", "configure_compare_parser", "format_comparisons"]
 
@@ -62,6 +72,7 @@ class Comparison:
     test: dict[str, Any] | None = None    # the metric's own test (McNemar / Wilcoxon), None: the bootstrap's
     higher_is_better: bool = True
     warnings: list[str] = field(default_factory=list)
+    detectable: Detectable | None = None  # the MDE at this size and the items needed for the target effect
 
     @property
     def p_value(self) -> float | None:
@@ -76,7 +87,8 @@ class Comparison:
                 "b_full": self.b_full, "n_common": self.n_common, "a": self.a, "b": self.b,
                 "difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high,
                 "p_bootstrap": self.p_bootstrap, "test": self.test, "p_value": self.p_value,
-                "higher_is_better": self.higher_is_better, "warnings": list(self.warnings)}
+                "higher_is_better": self.higher_is_better, "warnings": list(self.warnings),
+                "detectable": self.detectable.as_dict() if self.detectable else None}
 
 
 def _number(value: Any) -> float | None:
@@ -146,8 +158,18 @@ def _subset(items: ItemScores, rows: list[int]) -> dict[str, np.ndarray]:
     return {name: values[rows] for name, values in items.arrays().items()}
 
 
+@dataclass(frozen=True)
+class PowerSettings:
+    """What the MDE is computed for: ``power`` of a two-sided test at the comparison's alpha; ``effect``: the
+    difference the required-n hint is for (None: the observed difference)."""
+
+    power: float = 0.8
+    effect: float | None = None
+
+
 def _paired(comparison: Comparison, items_a: ItemScores, items_b: ItemScores, rows_a: list[int], rows_b: list[int],
-            clusters: list[Any] | None, settings: BootstrapSettings, alpha: float) -> None:
+            clusters: list[Any] | None, settings: BootstrapSettings, alpha: float,
+            power: PowerSettings = PowerSettings()) -> None:
     import numpy as np
 
     from sciprobe.scoring.bootstrap import bootstrap, interval, mcnemar, paired_bootstrap_p, units_of
@@ -178,10 +200,27 @@ def _paired(comparison: Comparison, items_a: ItemScores, items_b: ItemScores, ro
 
         comparison.test = paired_wilcoxon(cols_b["value"], cols_a["value"], alpha=alpha)
         comparison.test["test"] = "Wilcoxon signed-rank (paired, B vs A)"
+    comparison.detectable = _detectable(samples, n, test, alpha, power, comparison.difference)
+
+
+def _detectable(samples: np.ndarray, n: int, test: str, alpha: float, power: PowerSettings,
+                observed: float | None) -> Detectable | None:
+    """The MDE from the spread of the paired bootstrap differences (None: fewer than two finite resamples)."""
+    import numpy as np
+
+    from sciprobe.scoring.power import detectable
+
+    finite = samples[np.isfinite(samples)]
+    if finite.size < 2:
+        return None
+    target = power.effect if power.effect is not None else observed
+    return detectable(float(np.std(finite, ddof=1)), n, alpha=alpha, power=power.power, test=test,
+                      target=target if target else None)
 
 
 def compare_results(data_a: Mapping[str, Any], data_b: Mapping[str, Any], *, alpha: float = 0.05,
-                    settings: BootstrapSettings | None = None) -> tuple[list[Comparison], list[str]]:
+                    settings: BootstrapSettings | None = None,
+                    power: PowerSettings = PowerSettings()) -> tuple[list[Comparison], list[str]]:
     """Every task and mode both results files score; plus the warnings that concern the whole pair (``settings``:
     the bootstrap's, default :class:`~sciprobe.scoring.bootstrap.BootstrapSettings`)."""
     from sciprobe.scoring.bootstrap import BootstrapSettings
@@ -227,15 +266,16 @@ def compare_results(data_a: Mapping[str, Any], data_b: Mapping[str, Any], *, alp
             if not rows_a:
                 comparison.warnings.append("no item is scored by both runs: nothing to compare")
                 continue
-            _paired(comparison, items_a, items_b, rows_a, rows_b, clusters, settings, alpha)
+            _paired(comparison, items_a, items_b, rows_a, rows_b, clusters, settings, alpha, power)
     return out, general
 
 
-def compare_files(path_a: Path | str, path_b: Path | str, *,
-                  alpha: float = 0.05) -> tuple[list[Comparison], list[str]]:
+def compare_files(path_a: Path | str, path_b: Path | str, *, alpha: float = 0.05,
+                  power: PowerSettings = PowerSettings()) -> tuple[list[Comparison], list[str]]:
     from sciprobe.results.read import load_results_file
 
-    return compare_results(load_results_file(path_a).data, load_results_file(path_b).data, alpha=alpha)
+    return compare_results(load_results_file(path_a).data, load_results_file(path_b).data, alpha=alpha,
+                           power=power)
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:
@@ -265,8 +305,13 @@ def format_comparisons(comparisons: list[Comparison], general: list[str], labels
                      "A|common": _fmt(c.a), "B|common": _fmt(c.b), "B-A": _fmt(c.difference, signed=True),
                      "95% CI": f"[{_fmt(c.ci_low, True)}, {_fmt(c.ci_high, True)}]" if c.ci_low is not None else "n/a",
                      "test": c.test_name, "p": _p(c.p_value),
-                     "better": better})
+                     "better": better, "MDE": _fmt(c.detectable.mde) if c.detectable else "n/a",
+                     "needed": c.detectable.hint() if c.detectable else ""})
     lines = [f"A = {labels[0]}", f"B = {labels[1]}", "", format_table(rows)]
+    power = next((c.detectable.power for c in comparisons if c.detectable), None)
+    if power is not None:
+        lines += ["", f"MDE: the smallest difference the test detects with power {power:g} at alpha {alpha:g} on the "
+                      "common items; needed: items to detect --effect (default: the observed difference)."]
     warned = [(c, w) for c in comparisons for w in c.warnings]
     if general or warned:
         lines += ["", "WARNINGS:"]
@@ -276,13 +321,24 @@ def format_comparisons(comparisons: list[Comparison], general: list[str], labels
 
 
 def configure_compare_parser(parser: argparse.ArgumentParser, commands: dict | None = None) -> None:
-    parser.description = ("Per task and mode, the headline difference B - A on the items both runs scored, with a "
-                          "paired bootstrap interval and the test that fits the metric (McNemar for accuracy-like "
-                          "scores, Wilcoxon where the paper uses it, else the paired bootstrap); warns when the item "
-                          "sets or the dataset revisions differ.")
-    parser.add_argument("a", metavar="A.json", help="results JSON of run A")
-    parser.add_argument("b", metavar="B.json", help="results JSON of run B")
+    parser.description = (
+        "Per task and mode, the headline difference B - A on the items both runs scored, with a paired bootstrap "
+        "interval and the test that fits the metric (McNemar for accuracy-like scores, Wilcoxon where the paper uses "
+        "it, else the paired bootstrap); warns when the item sets or the dataset revisions differ. With --paper, one "
+        "results file against the numbers its benchmark's paper reports: our value and 95% interval, the paper's "
+        "value, and a verdict (consistent / differs / not comparable, with the reason). Every comparison reports "
+        "its minimum detectable effect MDE = (z_{1-alpha/2} + z_power) * SE (SE: the standard deviation of the "
+        "paired bootstrap differences, or our interval's width / 3.92 against the paper; Wilcoxon: divided by "
+        "sqrt(3/pi)) and the items needed to detect an effect d, n * (MDE / d)^2.")
+    parser.add_argument("a", metavar="A.json", help="results JSON of run A (with --paper: the run to check)")
+    parser.add_argument("b", metavar="B.json", nargs="?", help="results JSON of run B (not with --paper)")
+    parser.add_argument("--paper", action="store_true",
+                        help="compare A with the published numbers of its benchmarks' papers (`sciprobe paper BENCH`)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--power", type=float, default=0.8,
+                        help="power the minimum detectable effect is computed for (default 0.8)")
+    parser.add_argument("--effect", type=float, default=None,
+                        help="the difference the required-items hint is for (default: the observed difference)")
     parser.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     if commands is not None:
         commands.setdefault("compare", cmd_compare)
@@ -299,8 +355,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.alpha < 1.0:
         raise SciprobeError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if not 0.0 < args.power < 1.0:
+        raise SciprobeError(f"--power must be in (0, 1), got {args.power}")
+    if args.effect is not None and (not math.isfinite(args.effect) or args.effect == 0):
+        raise SciprobeError(f"--effect must be a non-zero number, got {args.effect}")
+    if args.paper:
+        if args.b is not None:
+            raise SciprobeError("--paper compares one results file with the paper: give A.json only")
+        return _cmd_paper(args)
+    if args.b is None:
+        raise SciprobeError("compare needs two results files (A.json B.json), or one with --paper")
     data_a, data_b = load_results_file(args.a).data, load_results_file(args.b).data
-    comparisons, general = compare_results(data_a, data_b, alpha=args.alpha)
+    comparisons, general = compare_results(data_a, data_b, alpha=args.alpha,
+                                           power=PowerSettings(args.power, args.effect))
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, "warnings": general,
                           "comparisons": [c.as_dict() for c in comparisons]}, indent=2))
@@ -308,4 +375,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(format_comparisons(comparisons, general, (_label(args.a, data_a), _label(args.b, data_b)), args.alpha))
     if not comparisons:
         print("nothing to compare: the files share no task", file=sys.stderr)
+    return 0
+
+
+def _cmd_paper(args: argparse.Namespace) -> int:
+    from sciprobe.results.paper_compare import compare_with_paper, format_paper_report
+    from sciprobe.results.read import load_results_file
+
+    data = load_results_file(args.a).data
+    report = compare_with_paper(data, alpha=args.alpha, power=args.power)
+    if args.json:
+        print(json.dumps({"results": args.a, **report.as_dict()}, indent=2, ensure_ascii=False))
+    else:
+        print(format_paper_report(report, _label(args.a, data)))
+    if not report.comparisons:
+        print("nothing to compare: the papers report no number for this model and these tasks", file=sys.stderr)
     return 0

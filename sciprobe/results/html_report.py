@@ -20,6 +20,11 @@ its own table and figures, headed by the data it used (``sample:idrbench · 8 it
 1120 items (--limit 16)``); the table names the data in a column too, and an incomplete or partial result says so
 beside its run (``org/model (INCOMPLETE: 3/16 no answer)``).
 
+Below each task's runs, the numbers its benchmark's paper reports for the task's headline (``published.yaml``,
+:mod:`sciprobe.results.published`) are rows labelled *reported in the paper (Table N)*, in a table of their own: never
+ranked, owned by nobody, never drawn in the figures, each linking to its source (``sciprobe compare RESULTS
+--paper`` gives the verdict of a run against them).
+
 Every value from a results file reaches ``index.html`` through one escape (:func:`_h`), whatever its type; every
 figure draws its text literally (no matplotlib mathtext). The page holds no date of its own, so the same inputs
 give the same report.
@@ -57,6 +62,7 @@ table { border-collapse: collapse; margin: .8rem 0; font-size: .85rem; }
 th, td { border: 1px solid #ddd; padding: .25rem .55rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.baseline td { color: #666; font-style: italic; }
+table.reported td { color: #555; background: #fafaf5; }
 figure { margin: 1rem 0 1.6rem; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: .82rem; color: #555; max-width: 900px; }
 .warn { color: #a40000; } .note { font-size: .82rem; color: #555; }
@@ -196,7 +202,7 @@ def data_used(entry: Mapping[str, Any], mode: str) -> DataUsed:
     cutoff = prov.get("cutoff") or {}
     partial = prov.get("partial") or {}
     limit, total, after = prov.get("limit"), cutoff.get("n_items_after"), cutoff.get("cutoff")
-    if isinstance(limit, Mapping):  # a --limit sample's record ({"n", "seed", "strategy"}, sciprobe.task_data)
+    if isinstance(limit, Mapping):  # a --limit sample's record ({"n", "seed", "strategy"}, sciprobe.data.task_data)
         limit = limit.get("n")
     asked = min(limit, total) if limit is not None and total is not None else total
     if asked is None:
@@ -377,11 +383,38 @@ def _task_section(key: str, runs: list[RunTask], used: Mapping[int, DataUsed], f
         parts.append(f"<h4>data: {_h(data.label + metric)}</h4>")
         parts.append(_score_table(group))
         parts.extend(_group_figures(key, key if number == 1 else f"{key} data {number}", group, figures))
+    parts.append(_reported_table(key, sorted({run.headline for run in runs})))
     notes = sorted({n for run in runs for n in (run.entry.get("analysis_notes") or []) + run.notes})
     if notes:
         parts.append("<ul class=note>" + "".join(f"<li>{_h(n)}</li>" for n in notes) + "</ul>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _reported_table(key: str, headlines: Sequence[str]) -> str:
+    """The paper's numbers for the task's headline(s): rows of their own, apart from the scored runs."""
+    from sciprobe.results.published import published_file, reported_label, reported_numbers, source_url
+
+    bench, _, task = key.rsplit("|", 1)[0].partition(":")
+    numbers = reported_numbers(bench, task, headlines)
+    if not numbers:
+        return ""
+    paper = published_file(bench).paper
+    rows = []
+    for r in numbers:
+        url = source_url(r)
+        source = _h(f"{paper.version}, {r.source.describe()}")
+        link = f"<a href=\"{_h(url)}\" rel=\"noopener\">{source}</a>" if url else source
+        cells = [(reported_label(r), ""), (r.model, ""), (r.setting.mode or "", ""), (r.metric, ""),
+                 (r.printed, "num"), (r.setting.describe(), "note")]
+        rows.append("<tr class=reported>" + "".join(f"<td class=\"{css}\">{_h(t)}</td>" for t, css in cells)
+                    + f"<td class=note>{link}</td></tr>")
+    head = ("<tr><th>row</th><th>model (as the paper names it)</th><th>mode</th><th>metric</th><th>value</th>"
+            "<th>setting</th><th>source</th></tr>")
+    return (f"<h4>reported in the paper: {_h(paper.title)}</h4><p class=note>Published numbers, not runs of this "
+            "report: never ranked and not drawn in the figures. <code>sciprobe compare RESULTS --paper</code> says "
+            "whether a run reproduces them.</p>"
+            f"<table class=reported data-reported=\"{_h(key)}\">{head}{''.join(rows)}</table>")
 
 
 def _runs_table(files: Sequence[ReportFile]) -> str:

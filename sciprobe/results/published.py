@@ -57,9 +57,9 @@ from typing import Any
 
 from sciprobe.core.errors import SciprobeError
 
-__all__ = ["FILE_NAME", "SCALES", "Paper", "PublishedFile", "PublishedResult", "Setting", "Source", "TableShape",
-           "cmd_paper", "configure_paper_parser", "published_file", "published_path", "published_results",
-           "read_published"]
+__all__ = ["FILE_NAME", "REPORTED", "SCALES", "Paper", "PublishedFile", "PublishedResult", "Setting", "Source",
+           "TableShape", "cmd_paper", "configure_paper_parser", "published_file", "published_path",
+           "published_results", "read_published", "reported_label", "reported_numbers", "source_url"]
 
 FILE_NAME = "published.yaml"
 FORMAT = 1
@@ -554,6 +554,48 @@ def _check_conflicts(results: Sequence[PublishedResult], name: str) -> None:
         if first.value != result.value:
             raise SciprobeError(f"{name}: {result.model} {result.task} {result.metric} is {first.printed} in "
                                 f"{first.source.describe()} but {result.printed} in {result.source.describe()}")
+
+
+# ---------------------------------------------------------------- rows beside scored rows (report, Space)
+
+#: how a published number is labelled wherever it is shown beside scored runs (never ranked, owned by nobody)
+REPORTED = "reported in the paper"
+
+
+def reported_label(result: PublishedResult) -> str:
+    """``reported in the paper (Table 2)``: the row label of a published number shown beside scored rows."""
+    return f"{REPORTED} ({result.source.table})"
+
+
+def source_url(result: PublishedResult) -> str | None:
+    """Where the number can be checked: the paper's URL, else the benchmark's homepage (which points to the
+    paper); only an http(s) address."""
+    from sciprobe.core.registry import get_benchmark
+
+    url = result.source.url or getattr(get_benchmark(result.benchmark), "homepage", None)
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
+
+
+def reported_numbers(benchmark: str, task: str | None = None,
+                     metrics: Sequence[str] | None = None) -> list[PublishedResult]:
+    """The comparable whole-test-set numbers of ``benchmark``'s paper (of ``task`` and ``metrics`` when given),
+    each once (a number a second table repeats keeps its first source). A benchmark without published numbers has
+    none."""
+    try:
+        results = published_results(benchmark)
+    except SciprobeError:
+        return []
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for r in results:
+        if not r.comparable or r.setting.group is not None or r.setting.subset is not None:
+            continue
+        if (task is not None and r.task != task) or (metrics is not None and r.metric not in metrics):
+            continue
+        if r.key not in seen:
+            seen.add(r.key)
+            out.append(r)
+    return out
 
 
 # ---------------------------------------------------------------- sciprobe paper BENCH

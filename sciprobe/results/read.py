@@ -124,6 +124,21 @@ def is_lighteval_results(data: Any) -> bool:
             and isinstance(data["config_general"].get("lighteval_sha"), str) and isinstance(data.get("results"), dict))
 
 
+def details_file(results_path: Path, details: Any) -> Path | None:
+    """The task's details Parquet (``<out>/details/...``, next to ``<out>/results``) when it is a file inside
+    ``<out>``; None otherwise."""
+    if not isinstance(details, str) or not details:
+        return None
+    parents = results_path.resolve().parents
+    file = parents[2] / details if len(parents) > 2 else None
+    try:
+        if file is None or not file.resolve().is_relative_to(parents[2]) or not file.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    return file
+
+
 def load_results_file(path: Path | str, *, skip_bad_tasks: bool = False,
                       max_bytes: int = MAX_RESULTS_BYTES) -> ResultsFile:
     """Read, parse and validate one sciprobe results file (see the module docstring). Raises

@@ -78,6 +78,27 @@ def format_table(rows: list[dict[str, str]]) -> str:
 
 def print_summary(results: Sequence[TaskResult]) -> None:
     print(format_table(summary_rows(results)))
+    for line in mode_call_lines(results):
+        print(line)
+
+
+def mode_call_lines(results: Sequence[TaskResult]) -> list[str]:
+    """One line per task whose modes each asked their own calls (I2R: a tournament per mode), when more than one
+    mode ran: how many calls each mode shared with an earlier one (answered from the cache) and how many were
+    its own (``provenance["i2r_calls"]``, sciprobe.benchmarks.idrbench.i2r.mode_call_counts)."""
+    groups: dict[str, list[TaskResult]] = {}
+    for result in results:
+        if isinstance(result.provenance.get("i2r_calls"), dict):
+            groups.setdefault(result.task.split(":")[0] + ":" + result.task.split(":")[1], []).append(result)
+    lines = []
+    for task, group in groups.items():
+        if len(group) < 2:
+            continue
+        parts = [f"{r.provenance.get('mode', r.default_mode)} {r.provenance['i2r_calls']['shared']} shared + "
+                 f"{r.provenance['i2r_calls']['extra']} extra" for r in group]
+        lines.append(f"{task} calls by mode: {'; '.join(parts)} (shared: the same comparison as an earlier mode, "
+                     "from the cache)")
+    return lines
 
 
 def benchmark_tables(results: Sequence[TaskResult]) -> str:

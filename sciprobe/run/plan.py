@@ -3,7 +3,8 @@
 The plan runs each task's real runner with *plan clients*: an :class:`~sciprobe.llm.client.LLMClient`
 whose backend sends nothing. Every request is looked up in the response cache (its canonical request hash,
 as a real run looks it up): one found there is counted as ``cached`` (free) and answered from it; any other
-request is counted as a ``call`` (priced), with its prompt tokens counted by litellm's local tokenizer and its
+request is counted as a ``call`` (priced), with its prompt tokens counted by a local tokenizer (litellm's; for
+OpenAI-compatible specs the same tiktoken count without importing litellm: :mod:`sciprobe.llm.token_count`) and its
 completion tokens taken as ``max_tokens`` (or :data:`ASSUMED_COMPLETION_TOKENS` when no limit is set, said so
 in the plan), and answered with an empty placeholder so the runner can go on to the next stage (tournament
 rounds, judges). A request the run asks again after it was planned as a call (a duplicate in one batch, or the
@@ -15,8 +16,12 @@ What a plan cannot know: a request repeated because an earlier answer did not pa
 counted apart as ``reasks``, an upper bound on retries; transport retries (429, 5xx) are not counted;
 stages that depend on what the model answers are estimated from placeholder answers (the Swiss
 tournament's late rounds can pair fewer players; a dry-experiment judge is asked only where exact
-comparison fails: counted as its upper bound). Prices come from litellm's bundled price table (no network);
-a model it does not know is priced ``unknown``, never 0.
+comparison fails: counted as its upper bound; I2R's modes share the comparisons they agree on, and the plan
+notes the upper bound where their winner rules diverge). Prices come from litellm's bundled price table (no
+network; read without importing litellm for OpenAI-compatible specs: :mod:`sciprobe.llm.price_table`); a
+model it does not know is priced ``unknown``, never 0. A plan scores nothing and loads a local build's Parquet
+files with pyarrow alone: it costs 2-2.6x the CPU of a bare ``import pyarrow.parquet, json``
+(bench/evaluate_fixed_cost.py).
 """
 
 from __future__ import annotations
@@ -70,6 +75,15 @@ class Tally:
 
 
 def _prompt_tokens(model: str, messages: Sequence[dict[str, Any]]) -> int:
+    from sciprobe.llm import price_table
+
+    if price_table.priced_here(model):  # an OpenAI-compatible model: counted as litellm would, without it
+        from sciprobe.llm.token_count import chat_prompt_tokens
+
+        try:
+            return chat_prompt_tokens(messages)
+        except (ImportError, OSError, ValueError):  # no tiktoken or no encoding file: 4 characters a token
+            return sum(len(str(m.get("content", ""))) for m in messages) // 4 + 1
     litellm = import_litellm()
     try:
         return int(litellm.token_counter(model=model, messages=[dict(m) for m in messages]))

@@ -176,7 +176,10 @@ class RunContext:
             phash = sha256_hex(canonical_json([[list(r.messages) for r in batch] for batch in self._asked]))
         if n_calls is None:
             n_calls = sum(len(batch) for batch in self._asked)
-        return TaskResult(self.ref, self.task.num_fewshot, _score_all(self.task, records, self.modes), records,
+        # a plan (``dry_run``) scores nothing: its answers are placeholders, and scoring would load what only a
+        # real run needs (scikit-learn, models)
+        scores = {} if self.dry_run else _score_all(self.task, records, self.modes)
+        return TaskResult(self.ref, self.task.num_fewshot, scores, records,
                           {**self.base, "prompt_hash": phash, "n_calls": n_calls, **extra}, self.task.headline,
                           default_mode=self.modes[0])
 

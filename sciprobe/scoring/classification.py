@@ -1,6 +1,9 @@
 """Binary (Yes/No) classification scores for IDRBench IPI and I3 (spec ``idrbench.md`` §5.1, §9.2, §9.11, §9.12).
 
-Every number is computed by scikit-learn itself, the library the official code calls. Two modes:
+Every number is scikit-learn's (the library the official code calls), computed here with numpy from the 2×2
+confusion matrix by sklearn's own formulas: importing ``sklearn.metrics`` and ``scipy.stats`` costs ~2.5 s of
+CPU, more than a 10-item run (issue 28). tests/idrbench/test_classification_sklearn_parity.py checks every
+value against scikit-learn and scipy themselves over every confusion matrix of up to 12 items. Two modes:
 
 ``official``
     Reproduces ``irllm-framework@aa621e4`` ``evaluation.py`` (``Evaluator.calculate_metrics`` inside
@@ -30,7 +33,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -88,15 +90,41 @@ def sklearn_macro_f1(y_true: Sequence[bool] | np.ndarray, y_pred: Sequence[bool]
     default, used by the official IDRBench code); pass ``labels=(False, True)`` for the both-classes mean.
     Empty input raises :class:`SciprobeError` (sklearn raises ``ValueError`` too).
     """
-    from sklearn.metrics import f1_score
-
     t, p = _bools(y_true), _bools(y_pred)
     if t.shape != p.shape or t.ndim != 1:
         raise SciprobeError(f"y_true and y_pred must be 1-D and equally long, got {t.shape} and {p.shape}")
     if t.size == 0:
         raise SciprobeError("macro-F1 of an empty sample is undefined")
-    return float(f1_score(t, p, labels=None if labels is None else [bool(x) for x in labels], average="macro",
-                          zero_division=zero_division))
+    chosen = sorted(set(t.tolist()) | set(p.tolist())) if labels is None else [bool(x) for x in labels]
+    f1 = _per_class_f1(_confusion(t, p), zero_division)
+    return float(np.average([f1[int(label)] for label in chosen]))
+
+
+def _confusion(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``[[TN, FP], [FN, TP]]`` (rows gold, columns predicted), as ``confusion_matrix(labels=[False, True])``."""
+    return np.bincount(t.astype(np.int64) * 2 + p.astype(np.int64), minlength=4).reshape(2, 2)
+
+
+def _divide(numerator: np.ndarray, denominator: np.ndarray, zero_division: float = 0.0) -> np.ndarray:
+    """sklearn's ``_prf_divide``: ``zero_division`` where the denominator is 0."""
+    out = np.full(numerator.shape, float(zero_division))
+    np.divide(numerator, denominator, out=out, where=denominator != 0, casting="unsafe")
+    return out
+
+
+def _per_class_f1(cm: np.ndarray, zero_division: float = 0.0) -> np.ndarray:
+    """F1 of class 0 and class 1 as sklearn 1.3+ computes it: ``2·tp / (2·tp + fp + fn)``."""
+    tp = np.diag(cm).astype(np.float64)
+    fp, fn = cm.sum(axis=0) - tp, cm.sum(axis=1) - tp
+    return _divide(2 * tp, 2 * tp + fp + fn, zero_division)
+
+
+def _per_class_recall(cm: np.ndarray) -> np.ndarray:
+    return _divide(np.diag(cm).astype(np.float64), cm.sum(axis=1).astype(np.float64))
+
+
+def _accuracy(t: np.ndarray, p: np.ndarray) -> float:
+    return float(np.average(t == p))
 
 
 _BOTH = [False, True]
@@ -106,14 +134,12 @@ _SHARED_KEYS = ("positive_f1", "negative_f1", "tpr", "tnr", "balanced_accuracy")
 
 
 def _shared_values(y_true: np.ndarray, y_pred: np.ndarray, positive: bool) -> dict[str, float]:
-    """Per-class F1 and recall over both classes (0 for a class with no support), balanced accuracy."""
-    from sklearn.metrics import balanced_accuracy_score, f1_score, recall_score
-
-    f1 = f1_score(y_true, y_pred, labels=_BOTH, average=None, zero_division=0)
-    recall = recall_score(y_true, y_pred, labels=_BOTH, average=None, zero_division=0)
-    with warnings.catch_warnings():  # "y_pred contains classes not in y_true": mean over the gold classes
-        warnings.simplefilter("ignore")
-        balanced = balanced_accuracy_score(y_true, y_pred)
+    """Per-class F1 and recall over both classes (0 for a class with no support), balanced accuracy (the mean
+    recall over the classes present in gold, as ``balanced_accuracy_score``)."""
+    cm = _confusion(y_true, y_pred)
+    f1, recall = _per_class_f1(cm), _per_class_recall(cm)
+    present = cm.sum(axis=1) > 0
+    balanced = np.mean(recall[present])
     pos, neg = int(positive), int(not positive)
     return {"positive_f1": float(f1[pos]), "negative_f1": float(f1[neg]), "tpr": float(recall[pos]),
             "tnr": float(recall[neg]), "balanced_accuracy": float(balanced)}
@@ -124,37 +150,38 @@ def official_metrics(y_true: Sequence[bool] | np.ndarray,
     """The metrics dict of ``irllm-framework@aa621e4`` ``Evaluator.calculate_metrics`` for parsed answers, or
     ``(None, reason)`` where its ``evaluate_file`` fails and the file gets no metrics (a 1×1 or empty confusion
     matrix cannot be unpacked as ``TN, FP, FN, TP``)."""
-    from scipy.stats import gmean
-    from sklearn.metrics import (accuracy_score, confusion_matrix, f1_score, precision_score, recall_score,
-                                 roc_auc_score)
-
     t, p = _bools(y_true), _bools(y_pred)
     if t.size == 0:
         return None, "no parsed answer is left: the official evaluate_file fails and gives no metrics"
-    with warnings.catch_warnings():  # "a single label was found": that is the failing case handled below
-        warnings.simplefilter("ignore")
-        cm = confusion_matrix(t, p)
-    if cm.size != 4:
+    cm = _confusion(t, p)
+    if len(set(t.tolist()) | set(p.tolist())) < 2:  # confusion_matrix(t, p) is 1x1 then
         label = "yes" if bool(t[0]) else "no"
         return None, (f"only one class ({label!r}) is left in gold and predictions after unparsable answers are "
                       "dropped: the official evaluate_file fails (its confusion matrix is 1x1) and gives no metrics")
-    f1 = f1_score(t, p, average=None, zero_division=0)
-    with warnings.catch_warnings():  # gmean of a zero F1 is 0 (log(0) warns)
-        warnings.simplefilter("ignore")
-        gmean_f1 = float(gmean(f1))
+    f1 = _per_class_f1(cm)
+    with np.errstate(divide="ignore"):  # scipy's gmean: a zero F1 gives 0 (log(0) = -inf)
+        gmean_f1 = float(np.exp(np.mean(np.log(f1))))
+    tp, fp, fn = float(cm[1, 1]), float(cm[0, 1]), float(cm[1, 0])
     return {
         "size": int(t.size),
         "confusion_matrix": cm.tolist(),
-        "accuracy": float(accuracy_score(t, p)),
-        "precision": float(precision_score(t, p, zero_division=0)),
-        "recall": float(recall_score(t, p, zero_division=0)),
+        "accuracy": _accuracy(t, p),
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / (tp + fn) if tp + fn else 0.0,
         "f1_score_0": float(f1[0]),
         "f1_score_1": float(f1[1]),
-        "macro_f1": float(f1_score(t, p, average="macro", zero_division=0)),
-        "weighted_f1_score": float(f1_score(t, p, average="weighted", zero_division=0)),
+        "macro_f1": float(np.average(f1)),
+        "weighted_f1_score": float(np.average(f1, weights=cm.sum(axis=1))),
         "gmean_f1_score": gmean_f1,
-        "auc": float(roc_auc_score(t, p)) if np.unique(t).size > 1 else None,
+        "auc": _hard_label_auc(cm) if np.unique(t).size > 1 else None,
     }, None
+
+
+def _hard_label_auc(cm: np.ndarray) -> float:
+    """``roc_auc_score`` of hard 0/1 predictions: the trapezoid under (0,0), (FPR, TPR), (1,1)."""
+    fpr = cm[0, 1] / cm[0].sum()
+    tpr = cm[1, 1] / cm[1].sum()
+    return float(np.trapezoid([0.0, tpr, 1.0], [0.0, fpr, 1.0]))
 
 
 def binary_classification(predictions: Sequence[Any], references: Sequence[Any], *, mode: str = "official",
@@ -230,10 +257,8 @@ def binary_classification(predictions: Sequence[Any], references: Sequence[Any],
         params = {"failure_policy": failure_policy, "positive": positive}
         if mode != canonical_mode:
             notes.append(f"mode {mode!r} is an alias of {canonical_mode!r}")
-        from sklearn.metrics import accuracy_score
-
         values = {"macro_f1": sklearn_macro_f1(y_true, y_pred, labels=_BOTH), **_shared_values(y_true, y_pred, pos),
-                  "accuracy": float(accuracy_score(y_true, y_pred))}
+                  "accuracy": _accuracy(y_true, y_pred)}
     values["n_parsed"] = n_items - n_failed
     values["parse_failure_rate"] = n_failed / n_items
     return ScoreReport(metric="binary_classification", mode=canonical_mode, values=values,

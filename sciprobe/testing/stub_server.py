@@ -84,6 +84,16 @@ def default_reply(body: dict[str, Any]) -> str:
     return f"Reasoning: stub judgement {digest[:8]}.\nVerdict: {verdict}"
 
 
+def score_reply(body: dict[str, Any]) -> str:
+    """Deterministic judge-like reply: ``Score: n`` (1-10) from the hash of the messages (LACER-style judges
+    parse it; a stand-in for demos and tests, never a judgement)."""
+    digest = sha256_hex(canonical_json(body.get("messages", [])))
+    return f"Reasoning: stub judgement {digest[:8]}.\nScore: {1 + int(digest[:8], 16) % 10}"
+
+
+REPLIES: dict[str, ReplyFn] = {"verdict": default_reply, "score": score_reply}
+
+
 def body_sha256(body: dict[str, Any]) -> str:
     """The request fingerprint used in :attr:`StubServer.log`: sha256 of the canonical JSON body."""
     return sha256_hex(canonical_json(body))
@@ -698,10 +708,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rpm", type=float, default=None, help="enforce this many requests per minute (429 above)")
     parser.add_argument("--tpm", type=float, default=None, help="enforce this many tokens per minute (429 above)")
     parser.add_argument("--burst", type=float, default=2, help="request bucket size of --rpm")
+    parser.add_argument("--reply", default="verdict", choices=sorted(REPLIES),
+                        help="verdict: 'Verdict: Yes/No' (default); score: 'Score: 1-10' (a LACER-style judge)")
     args = parser.parse_args(argv)
     kinds = [k.strip() for k in args.fault_kinds.split(",") if k.strip()]
     try:
-        stub = StubServer(latency_s=args.latency, host=args.host, port=args.port, fault_rate=args.fault_rate,
+        stub = StubServer(reply=REPLIES[args.reply], latency_s=args.latency, host=args.host, port=args.port,
+                          fault_rate=args.fault_rate,
                           fault_kinds=kinds, fault_seed=args.fault_seed, fault_hang_s=args.fault_hang,
                           fault_slow_s=args.fault_slow, rpm=args.rpm, tpm=args.tpm, burst=args.burst).start()
     except ValueError as exc:

@@ -35,8 +35,10 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str 
         if not folder.exists():
             if repo_id.startswith("InternScience/"):
                 shutil.copytree(sgi / repo_id.split("/")[1], folder)
-            elif repo_id == "allenai/prescience":
-                shutil.copytree(get_benchmark("prescience").sample_source, folder)
+            elif repo_id == "allenai/prescience":  # the v1 layout of prepare_for_upload.py@47384ed (no topics)
+                from prescience_release_support import write_paper_parquet
+
+                write_paper_parquet(folder)
             else:
                 shutil.copytree(get_benchmark("scitaste").sample_source, folder)
         return str(folder)
@@ -165,3 +167,68 @@ def test_prescience_sample_is_the_exact_release_schema() -> None:
     for name, value in (("author_publications.jsonl", "value"), ("author_disambiguation.jsonl", "value")):
         first = json.loads((sample / name).read_text().splitlines()[0])
         assert set(first) == {"key", value} and isinstance(first[value], list)
+
+
+# ---------------------------------------------------------------- IDRBench: the README line, as printed, on a checkout
+PINNED_IDRBENCH = "aa621e46dc5f1d85e6b20952c2acee3a59c44e65"
+
+
+def _readme_idrbench_command() -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    (row,) = [line for line in readme.splitlines() if line.startswith("| IDRBench | ") and "git clone" in line]
+    return row.rstrip(" |").rsplit("| ", 1)[1].strip().strip("`")
+
+
+def _git(*args: str, cwd: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=fixture", "-c", "user.email=fixture@example.org", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def _upstream_mirror(tmp_path: Path) -> Path:
+    """A git repository standing in for github.com/project-ai4science/irllm-framework: ``data/`` laid out as at
+    ``aa621e4`` (tests/idrbench_release_support.py), its commit answering to the pinned sha through a replace ref
+    (published as the branch ``replace/<sha>``; the clone reads it with ``GIT_REPLACE_REF_BASE``)."""
+    from idrbench_release_support import pinned_fixture
+
+    repo = tmp_path / "upstream-irllm-framework"
+    pinned_fixture(get_benchmark("idrbench").sample_source, repo / "data")
+    (repo / "README.md").write_text("fixture standing in for irllm-framework@aa621e4 (invented data)\n")
+    _git("init", "-q", "-b", "main", cwd=repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "data/ as at aa621e4", cwd=repo)
+    _git("branch", f"replace/{PINNED_IDRBENCH}", "main", cwd=repo)
+    return repo
+
+
+def test_the_readme_idrbench_line_builds_every_pinned_config_from_a_checkout(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import datasets
+
+    command = _readme_idrbench_command()
+    assert command.startswith("git clone https://github.com/project-ai4science/irllm-framework && ")
+    mirror = _upstream_mirror(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{mirror}.insteadOf",
+           "GIT_CONFIG_VALUE_0": "https://github.com/project-ai4science/irllm-framework",
+           "GIT_REPLACE_REF_BASE": "refs/remotes/origin/replace/"}
+    done = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    built = work / "build" / "idrbench"
+    rows = _build_info(built)["rows"]
+    assert sorted(rows) == ["i2r", "i2r_level2", "i3_set1", "i3_set2", "idea_generation", "ipi"]
+    assert "idrbench:i3_set2_5195b17: skipped, the source has no data_exp_2_3.json" in done.stdout
+    assert len(datasets.load_dataset(str(built), "idea_generation", split="test")) == rows["idea_generation"]["test"]
+    # the checkout itself: doctor reads data/ and finds only the counts of this small fixture different
+    doctor = subprocess.run(["sciprobe", "doctor", "irllm-framework"], cwd=work, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert doctor.returncode == 1 and "(layout irllm-framework@aa621e4 data/), 6 files read" in doctor.stdout
+    differences = doctor.stdout.splitlines()[-6:-1]
+    assert all(": test has " in line for line in differences), doctor.stdout

@@ -112,3 +112,23 @@ def test_compare_and_report_on_real_idrbench_runs(idrbench_release_built, tmp_pa
     index = build_report([tmp_path / "runs"], tmp_path / "report")
     names = " ".join(_images(index))
     assert "idrbench-ipi-0-calibration" in names and "idrbench-i2r-0-target-rank" in names
+
+
+def test_reported_numbers_are_rows_of_their_own_with_a_source_link(sample_runs, tmp_path) -> None:
+    """The paper's numbers for a task's headline: labelled rows in a table apart from the scored runs, linking to
+    the paper, never in the score tables."""
+    from sciprobe.results.published import reported_numbers
+
+    html = build_report([sample_runs], tmp_path / "r").read_text()
+    section = html[html.index('<section id="idrbench-ipi-0">'):]
+    section = section[: section.index("</section>")]
+    reported = re.search(r'<table class=reported data-reported="idrbench:ipi\|0">(.*?)</table>', section).group(1)
+    rows = re.findall(r"<tr class=reported>(.*?)</tr>", reported)
+    expected = reported_numbers("idrbench", "ipi", ["macro_f1"])
+    assert len(rows) == len(expected) and sum(r.source.table == "Table 2" for r in expected) == 12
+    for row, number in zip(rows, expected):
+        assert f"<td class=\"\">reported in the paper ({number.source.table})</td>" in row
+    assert all('href="https://arxiv.org/abs/2507.15736v3"' in row for row in rows)
+    assert any(">o4-mini<" in row and ">0.630<" in row for row in rows)
+    scored = section[: section.index("<h4>reported in the paper")]  # the runs' tables and figures
+    assert "reported in the paper" not in scored and "o4-mini" not in scored

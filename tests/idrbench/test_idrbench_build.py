@@ -16,8 +16,11 @@ IDR = get_benchmark("idrbench")
 
 
 def test_release_counts_and_features(idrbench_release_built):
-    expected = {"ipi": (1120, 120), "i3_set1": (1120, 120), "i3_set2": (1120, 120)}
-    assert datasets.get_dataset_config_names(str(idrbench_release_built)) == sorted(IDR.configs)
+    expected = {"ipi": (1120, 120), "i3_set1": (1120, 120), "i3_set2": (1120, 120), "idea_generation": (300, 120)}
+    # the pinned layout: every config but the historical variant (data_exp_2_3.json is not a file of the pin)
+    assert datasets.get_dataset_config_names(str(idrbench_release_built)) == sorted(set(IDR.configs)
+                                                                                    - {"i3_set2_5195b17"})
+    assert datasets.load_dataset(str(idrbench_release_built), "i2r_level2", split="test").num_rows == 188
     for config, (rows, positives) in expected.items():
         dd = datasets.load_dataset(str(idrbench_release_built), config)
         assert dd["test"].num_rows == rows
@@ -66,8 +69,10 @@ def test_raw_whitespace_option_keeps_release_text(idrbench_release, tmp_path):
 
 
 def test_sample_builds_every_config(tmp_path):
-    build_benchmark(IDR, IDR.sample_source, tmp_path / "sample")
-    for config in IDR.configs:
+    report = build_benchmark(IDR, IDR.sample_source, tmp_path / "sample")
+    # the sample holds the files of the pinned layout's scored configs; the others are skipped, each named
+    assert report.missing_files == {"i3_set2_5195b17": ["data_exp_2_3.json"], "i2r_level2": ["data_exp_3_2.json"]}
+    for config in report.rows:
         dd = datasets.load_dataset(str(tmp_path / "sample"), config)
         assert dd["test"].num_rows > 0
         assert dd["test"].features == IDR.configs[config].features()
@@ -104,7 +109,7 @@ def _copy_sample(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda src: (src / "data_exp_1.json").unlink(), "missing IDRBench source file"),
+    (lambda src: (src / "data_exp_1.json").unlink(), "idrbench:ipi needs data_exp_1.json"),
     (lambda src: (src / "data_exp_1.json").write_text("[{\"id\": 1,"), "malformed JSON"),
     (lambda src: (src / "data_exp_1.json").write_text("{\"id\": 1}"), "must hold a JSON list"),
     (lambda src: (src / "data_exp_1.json").write_text("[{\"id\": \"1\"}]"), "missing field 'title'"),
@@ -115,7 +120,7 @@ def test_broken_source_fails_cleanly(tmp_path, damage, message):
     src = _copy_sample(tmp_path)
     damage(src)
     with pytest.raises(SciprobeError, match=message) as info:
-        build_benchmark(IDR, src, tmp_path / "out")
+        build_benchmark(IDR, src, tmp_path / "out", configs=["ipi"])
     assert "\n" not in str(info.value)
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no staging folder left behind

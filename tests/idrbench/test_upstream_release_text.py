@@ -76,7 +76,7 @@ def upstream_first_match(source: Path, parts: list[str]) -> list[Messages]:
 
 
 CLASSIFICATION = (("ipi", "prompt_exp_1", "data_exp_1.json"), ("i3_set1", "prompt_exp_2", "data_exp_2_1.json"),
-                  ("i3_set2", "prompt_exp_2", "data_exp_2_3.json"))
+                  ("i3_set2", "prompt_exp_2", "data_exp_2_2.json"))
 
 
 def _no(body: dict) -> str:
@@ -132,14 +132,17 @@ def test_data_built_with_normalised_whitespace_is_said_and_recorded(tmp_path: Pa
 
 def test_the_v1_release_built_raw_gives_upstreams_messages_for_every_item(idrbench_release: Path,
                                                                           tmp_path: Path) -> None:
+    from idrbench_release_support import pinned_layout
+
+    pinned = pinned_layout(idrbench_release.parent, tmp_path / "pinned")  # the files as aa621e4 names them
     built = tmp_path / "idrbench-raw"
-    build_benchmark(IDR, idrbench_release, built, configs=["ipi", "i3_set1", "i3_set2", "i2r"],
+    build_benchmark(IDR, pinned, built, configs=["ipi", "i3_set1", "i3_set2", "i2r"],
                     options={"normalize_whitespace": False})
     for config, template, name in CLASSIFICATION:
         task = IDR.task(config)
         build = prompt_set_for(IDR, task, "upstream", local_dir=STAND_INS / "idrbench").builders["build_messages"]
         rows = load_task_data(IDR, task, str(built)).rows
-        expected = upstream_messages(idrbench_release, template, name)
+        expected = upstream_messages(pinned, template, name)
         identical = sum(build(row) == want for row, want in zip(rows, expected))
         assert (identical, len(rows)) == (len(expected), len(expected)), config
     compare = prompt_set_for(IDR, IDR.task("i2r"), "upstream",

@@ -281,3 +281,48 @@ def test_the_space_on_the_demo_shows_the_bundled_model(demo_space):
                              "knowledge_cutoff", "notes"]
         finally:
             browser.close()
+
+
+def test_reported_rows_are_apart_from_the_scored_rows(demo_space):
+    """Issue 26.3: each benchmark tab shows the paper's numbers as rows labelled "reported in the paper (Table N)",
+    in a table of their own under the leaderboard (never among the scored rows, never ranked: in the paper's
+    order), owned by nobody, each linking to its source."""
+    from sciprobe.leaderboard.reported import reported_frame
+
+    space_url, service = demo_space
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(space_url)
+            page.wait_for_selector("#table-overview", timeout=60_000)
+            wait_idle(page)
+            for key, url in (("idrbench", "https://arxiv.org/abs/2507.15736v3"),
+                             ("sgibench", "https://arxiv.org/abs/2512.16969v1")):
+                page.get_by_role("tab", name=get_benchmark(key).title, exact=True).click()
+                page.locator(f"#table-{key} [role=row]").filter(has_text=DEMO_MODEL).first.wait_for(timeout=30_000)
+                expected = reported_frame(key, service.columns[key])
+                rows = page.locator(f"#reported-{key} tr.sp-reported")
+                rows.first.wait_for(timeout=30_000)
+                texts = rows.all_inner_texts()
+                assert len(texts) == len(expected) > 0
+                # in the paper's order, each labelled with its table, owned by nobody, linking to the paper
+                assert [t.split("\t")[0].strip() for t in texts] == list(expected["Model"])
+                assert all("reported in the paper (Table" in t and "—" in t for t in texts)
+                links = page.locator(f"#reported-{key} tr.sp-reported a")
+                assert links.count() == len(texts)
+                assert {links.nth(i).get_attribute("href") for i in range(links.count())} == {url}
+                # never mixed with the scored rows: the leaderboard has none of them, and they sit below it
+                board = page.locator(f"#table-{key}").inner_text()
+                assert "reported in the paper" not in board and DEMO_MODEL in board
+                assert DEMO_MODEL not in page.locator(f"#reported-{key}").inner_text()
+                below = page.evaluate("([a, b]) => { const t = document.querySelector(a);"
+                                      " const r = document.querySelector(b);"
+                                      " return !t.contains(r) && t.getBoundingClientRect().bottom"
+                                      " <= r.getBoundingClientRect().top; }", [f"#table-{key}", f"#reported-{key}"])
+                assert below, key
+            page.get_by_role("tab", name="IDRBench", exact=True).click()
+            o4 = page.locator("#reported-idrbench tr.sp-reported").filter(has_text="o4-mini").first.inner_text()
+            assert "0.630" in o4 and "Table 2" in o4  # the paper's table, not the prose's "o3-mini"
+        finally:
+            browser.close()

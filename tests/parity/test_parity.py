@@ -352,6 +352,64 @@ def _lacer_parse(case: dict) -> None:
         assert_same(got, want["score"], "score")
 
 
+@checker("prescience_rollout_neighbours")
+def _rollout_neighbours(case: dict) -> None:
+    """Every curve's neighbours on a synthetic corpus and on a real one size-matched to it, random draws
+    included; distances (1 - float32 cosine) within float32 rounding of the BLAS product."""
+    import random
+
+    from sciprobe.benchmarks.prescience.rollout.analysis import size_match
+    from sciprobe.benchmarks.prescience.rollout.metrics import diversity_neighbours, month_of, novelty_neighbours
+
+    synthetic_months = sorted({month_of(p["date"]) for p in case["synthetic"] if "synthetic" in p["roles"]})
+    match = size_match(case["synthetic"], "synthetic", synthetic_months)
+    for key, want in case["expected"].items():
+        curve, on = key.split(":")
+        papers = case[on]
+        vectors = {c: np.asarray(v, dtype=np.float32) for c, v in case["embeddings"][on].items()}
+        role = "synthetic" if on == "synthetic" else "target"
+        matched = on == "natural"
+        rng = random.Random(case["seed"])
+        try:
+            if curve == "diversity":
+                found, _ = diversity_neighbours(papers, vectors, role, case["n"], case["k"], rng,
+                                                match_sizes=match["sizes"] if matched else None)
+            else:
+                found, _ = novelty_neighbours(papers, vectors, role, case["n"], case["k"], rng,
+                                              fixed=curve == "novelty_fixed",
+                                              match_prior=match["prior"] if matched else None,
+                                              match_growth=match["sizes"] if matched else None)
+        except SciprobeError:
+            assert "raises" in want, f"{key}: sciprobe raised, upstream did not"
+            continue
+        assert "raises" not in want, f"{key}: upstream raised ({want.get('message')}), sciprobe did not"
+        expected = want["neighbours"]
+        assert [(f.corpus_id, f.month) for f in found] == [(w["corpus_id"], w["bucket"]) for w in expected], key
+        for f, w in zip(found, expected):
+            assert [n["corpus_id"] for n in f.neighbours] == [n["corpus_id"] for n in w["neighbors"]], key
+            for got, exp in zip(f.neighbours, w["neighbors"]):
+                assert abs(got["distance"] - exp["distance"]) <= 4 * float(np.finfo(np.float32).eps), key
+
+
+@checker("prescience_rollout_curves")
+def _rollout_curves(case: dict) -> None:
+    """Monthly means and 95% bootstrap intervals, natural then pooled synthetic from one generator, bit for bit."""
+    from sciprobe.benchmarks.prescience.rollout.metrics import monthly_curves, paper_distances
+
+    def ours(records: list) -> dict:
+        return paper_distances({"month": r["bucket"], "neighbours": r["neighbors"]} for r in records)
+
+    curves = monthly_curves(ours(case["natural"]), [ours(s) for s in case["synthetic"]], case["n_bootstrap"],
+                            case["seed"])
+    for label in ("natural", "synthetic"):
+        want = case["expected"]["curves"][label]
+        got = curves[label]
+        assert sorted(got) == want["months"], label
+        assert_same([got[m]["mean"] for m in want["months"]], want["mean"], f"{label} mean")
+        assert_same([got[m]["ci95_low"] for m in want["months"]], want["lower"], f"{label} lower")
+        assert_same([got[m]["ci95_high"] for m in want["months"]], want["upper"], f"{label} upper")
+
+
 # ----------------------------------------------------------------------------------------- the test
 
 PARAMS = _load()

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-FLOAT_SCORERS = ("idrbench_classification", "sgi_idea_objective", "prescience_ranking", "sgi_score")
+FLOAT_SCORERS = ("idrbench_classification", "sgi_idea_objective", "prescience_ranking", "sgi_score",
+                 "prescience_rollout_neighbours", "prescience_rollout_curves")
 NO_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
 NO_AVX2 = "X86_V3 " + NO_AVX512
 

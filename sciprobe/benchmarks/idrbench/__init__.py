@@ -16,11 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from sciprobe.benchmarks.idrbench.generation import IDEA_GENERATION
 from sciprobe.benchmarks.idrbench.i2r import SWISS
 from sciprobe.benchmarks.idrbench.upstream import UPSTREAM
-from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.idrbench.release import PINNED
+from sciprobe.core.declaration import Benchmark, Breakdown, ConfigSpec, PaperCount, TaskSpec
 from sciprobe.core.lazy import lazy
-from sciprobe.core.score_ranges import unit
+from sciprobe.core.score_ranges import ScoreRange, non_negative, unit
 
 CITATION = """
 @inproceedings{shen26d,
@@ -36,6 +38,10 @@ CITATION = """
 
 # Upstream removes this P_A id before every evaluation (absent from the v1 files; kept for fidelity).
 EXCLUDED_PAPERS = ("2411.04715",)
+
+# Where the declared counts come from: the v3 paper gives only totals (335 positives, Table 1: 1,014 annotated
+# papers), which the v1 release does not reproduce, so the counts are those of the release files at the pin.
+V1_COUNTS = "release v1 at aa621e4 (spec idrbench.md §2-3)"
 
 # Official generation settings of irllm-framework@aa621e4 (config.yml); the paper states 1500 max tokens.
 OFFICIAL_GENERATION = {"temperature": 1.0, "max_tokens": 500}
@@ -74,6 +80,13 @@ def i3_features():
                      "side_b_disciplines": strings, "side_c_disciplines": strings,
                      "sides_share_discipline": Value("bool"), "explanation": Value("string"),
                      "research_type": Value("string"), **_common(), "is_fewshot_example": Value("bool")})
+
+
+def idea_features():
+    """The I3 pair without the few-shot flag: the generation rows keep their P_A (negatives too) and label."""
+    from datasets import Features
+
+    return Features({k: v for k, v in i3_features().items() if k != "is_fewshot_example"})
 
 
 def i2r_features():
@@ -185,6 +198,7 @@ I2R_BREAKDOWNS = (Breakdown("seed_disciplines", "seed paper discipline",
 # ---------------------------------------------------------------- tasks
 
 _PROMPTS = "sciprobe.benchmarks.idrbench.upstream:"
+_GENERATION = "sciprobe.benchmarks.idrbench.generation:"
 # prompt builders, parsers and the source reader load on their first call (sciprobe.core.lazy)
 IPI_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:ipi_messages")
 I3_MESSAGES = lazy("sciprobe.benchmarks.idrbench.prompts:i3_messages")
@@ -193,6 +207,9 @@ PARSE_I3 = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i3")
 PARSE_I2R = lazy("sciprobe.benchmarks.idrbench.parsing:parse_i2r")
 
 
+#: the valid range of each idea_rating score: the judges' 1-5 ratings (per judge too), shares, counts
+IDEA_RATING_RANGES = (ScoreRange("correctness*", 1.0, 5.0, decimals=2), ScoreRange("clarity*", 1.0, 5.0, decimals=2),
+                      *unit("parse_rate"), ScoreRange("mean_confidence", 0.0, decimals=2), *non_negative("n_*"))
 #: the valid range of each idr_classification score (sciprobe.scoring.ranges)
 IDR_CLASSIFICATION_RANGES = tuple(unit("*f1*", "tpr", "tnr", "fpr", "fnr", "accuracy", "precision*", "recall*",
                                        "parse_failure_rate"))
@@ -227,6 +244,17 @@ TASKS = {
     "i3_set2_3shot": _classification_task("i3_set2_3shot", "i3_set2", 3, I3_MESSAGES, PARSE_I3,
                                           "IDR idea integration, Set 2 awareness (Macro-F1)",
                                           "i3_fewshot_prompts"),
+    "idea_generation": TaskSpec(
+        name="idea_generation", config="idea_generation",
+        description="IDR idea generation (paper §5.3): write the abstract integrating two sides; a judge panel "
+                    "rates Correctness and Clarity 1-5 (--judge)",
+        metric="idea_rating", score_ranges=IDEA_RATING_RANGES, score=lazy(_GENERATION + "score_generation"),
+        build_messages=lazy(_GENERATION + "idea_messages"), parse=lazy(_GENERATION + "parse_idea"),
+        runner=IDEA_GENERATION, generation=dict(OFFICIAL_GENERATION), modes=("paper",), headline="correctness",
+        extra_columns=("clarity",), corpus_metrics=(("correctness", True), ("clarity", True), ("parse_rate", True)),
+        record_fields=("pa_id",), breakdowns=(Breakdown("label", "annotated pair (yes) or random pair (no)",
+                                                        lambda row: "yes" if row.get("label") else "no"),),
+        item_scores=lazy(_GENERATION + "generation_items")),
     "i2r": TaskSpec(
         name="i2r", config="i2r", description="IDR idea recommendation: 10-round Swiss tournament, MRR",
         metric="ranking", score=score_i2r, parse=PARSE_I2R, runner=SWISS,
@@ -254,6 +282,25 @@ CARD_SECTIONS = {
         "(`is_fewshot_example`). Decision: they stay in the scored set, as in the paper; filter on the flag to "
         "exclude them. The `fewshot` split holds them in prompt order; the third I3 example pairs side b of "
         "Set-1 negatives `neg-d21-554` and `neg-d21-518`.",
+        "- **Release layout (issue 25)**: the files the pinned `tasks.py` (irllm-framework@aa621e4) reads: "
+        "`data_exp_1.json` (`ipi`), `data_exp_2_1.json` (`i3_set1`), `data_exp_2_2.json` (`i3_set2`), "
+        "`data_exp_3_1.json` (`i2r`), `data_exp_3_2.json` (`i2r_level2`), `data_exp_4_1.json` "
+        "(`idea_generation`). The part files of older commits (`data_exp_3_{1,2}_part_<n>.json`) are read in part "
+        "order when the single file is absent, as `recommend_task` accepts them. `data_exp_2_3.json` (commit "
+        "5195b17, deleted before the pin) is the historical variant `i3_set2_5195b17`. A file the source lacks "
+        "is named in one line and its config skipped; asked for with `--config`, it is an error. "
+        "`sciprobe doctor` checks a folder or checkout against these files, their columns and the declared counts.",
+        "- **Declared counts** are those of the release at the pin (spec idrbench.md §2-3: 1,120 / 1,120 / 253 / "
+        "188 / 300); the v3 paper gives only totals (335 positives, 1,014 annotated papers), which the v1 files do "
+        "not reproduce. `i3_set2` (`data_exp_2_2.json`, rewritten in af50f64) has no declared count: its content "
+        "was not available when the count was declared.",
+        "- **`idea_generation`** (paper §5.3, Table 19): each row is the (side b, side c) pair upstream's "
+        "`generate_task` asks a model to write an interdisciplinary abstract for (negatives keep their P_A id and "
+        "are keyed `<P_A>-neg-<k>`). The task's prompt and answer follow upstream's `generate_task` at the pin "
+        "(the sides first, then the instruction; `Your abstract: ... Confidence score: N`, read with upstream's "
+        "pattern; sciprobe's own wording). Its scoring follows the paper, since upstream's evaluation code is "
+        "silent on generation: the paper's experts rate Correctness and Clarity from 1 to 5; here a judge panel "
+        "(`--judge`) gives those ratings, which are not comparable with the paper's human ones.",
         "- **Version**: the v1 files (120 positives, 1:8.3) do not reproduce the v3 paper's Table 2 (335 "
         "positives); every build and result records the version and the source fingerprint.",
     ]),
@@ -271,15 +318,33 @@ BENCHMARK = Benchmark(
     license="unknown",
     homepage="https://project-ai4science.github.io/idrbench-framework/",
     configs={
-        "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary",
-                          ipi_features, ("test", "fewshot"), context_splits=("fewshot",)),
+        "ipi": ConfigSpec("ipi", "IDR paper identification: one paper per row, label yes = interdisciplinary "
+                          "(`data_exp_1.json`)", ipi_features, ("test", "fewshot"), context_splits=("fewshot",),
+                          paper_count=PaperCount(1120, V1_COUNTS + ": 120 positives + 1,000 negatives")),
         "i3_set1": ConfigSpec("i3_set1", "IDR idea integration, Set 1 (feasibility): random cross-discipline "
-                              "negatives", i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
-        "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives",
+                              "negatives (`data_exp_2_1.json`)", i3_features, ("test", "fewshot"),
+                              context_splits=("fewshot",),
+                              paper_count=PaperCount(1120, V1_COUNTS + ": 120 positives + 1,000 negatives")),
+        "i3_set2": ConfigSpec("i3_set2", "IDR idea integration, Set 2 (awareness): same-sub-discipline negatives "
+                              "(`data_exp_2_2.json`, the file the pinned `classify_task` reads)",
                               i3_features, ("test", "fewshot"), context_splits=("fewshot",)),
-        "i2r": ConfigSpec("i2r", "IDR idea recommendation: a seed paper, its gold partner(s) and distractors",
-                          i2r_features),
+        "i3_set2_5195b17": ConfigSpec("i3_set2_5195b17", "historical variant of Set 2: `data_exp_2_3.json` of "
+                                      "commit 5195b17 (deleted before the pin; built only when the source has it)",
+                                      i3_features, ("test", "fewshot"), context_splits=("fewshot",),
+                                      paper_count=PaperCount(1120, V1_COUNTS + " (5195b17): 120 + 1,000")),
+        "i2r": ConfigSpec("i2r", "IDR idea recommendation, Level 1: a seed paper, its gold partner(s) and "
+                          "distractors (`data_exp_3_1.json`, or its part files)", i2r_features,
+                          paper_count=PaperCount(253, V1_COUNTS + ": 253 Level-1 I2R instances from 120 P_A")),
+        "i2r_level2": ConfigSpec("i2r_level2", "IDR idea recommendation, Level 2 (harder: candidates biased "
+                                 "toward the target's discipline; `data_exp_3_2.json`, or its part files)",
+                                 i2r_features,
+                                 paper_count=PaperCount(188, V1_COUNTS + ": 188 Level-2 instances from 90 P_A")),
+        "idea_generation": ConfigSpec("idea_generation", "IDR idea generation (paper §5.3, Table 19): a "
+                                      "(side b, side c) pair to write an interdisciplinary abstract for; label yes "
+                                      "= the annotated pair (`data_exp_4_1.json`)", idea_features,
+                                      paper_count=PaperCount(300, V1_COUNTS + ": 120 positives + 180 negatives")),
     },
+    release_layouts=(PINNED,),
     tasks=TASKS,
     read_source=lazy("sciprobe.benchmarks.idrbench.source:read_source"),
     source_options={"normalize_whitespace": True},

@@ -53,11 +53,12 @@ def winner_for(mode: str, text: str | None) -> tuple[int | None, str]:
 
 def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, mode: str = "official",
             rounds: int = 10, critical: bool = True,
-            comparison_messages: Callable[..., list[dict[str, str]]] | None = None
-            ) -> tuple[list[dict[str, Any]], str, int]:
+            comparison_messages: Callable[..., list[dict[str, str]]] | None = None,
+            asked: set[str] | None = None) -> tuple[list[dict[str, Any]], str, int]:
     """Returns (per-instance records, prompt hash over every comparison asked, number of calls).
     ``comparison_messages(seed, paper_1, paper_2, critical=...)`` builds one comparison's prompt (sciprobe's
-    wording by default, or upstream's with ``--prompts upstream``)."""
+    wording by default, or upstream's with ``--prompts upstream``). ``asked``, when given, receives the digest
+    of every comparison request (:func:`mode_call_counts` compares the modes' sets)."""
     from sciprobe.benchmarks.idrbench.prompts import i2r_comparison_messages
     from sciprobe.llm.types import Request, canonical_json, sha256_hex
     from sciprobe.run.runners.swiss import SwissTournament
@@ -91,6 +92,8 @@ def run_i2r(rows: Sequence[Mapping], client: Any, params: Mapping[str, Any], *, 
             continue
         completions = client.complete_many(requests, desc=f"i2r round {max(g.round for g in games)}")
         n_calls += len(requests)
+        if asked is not None:
+            asked.update(sha256_hex(canonical_json([list(r.messages), r.params])) for r in requests)
         prompt_digest.append(sha256_hex(canonical_json([list(r.messages) for r in requests])))
         results: dict[int, list[int | None]] = {}
         for (k, match), completion in zip(batch, completions):
@@ -236,6 +239,22 @@ def ranking_records(rows: Sequence[Mapping], preds: Mapping[str, Mapping]) -> li
     return records
 
 
+def mode_call_counts(asked: set[str], earlier: set[str]) -> dict[str, int]:
+    """One mode's distinct comparisons: ``asked`` in all, ``shared`` with an earlier mode (the same request:
+    answered from the response cache, no new call) and ``extra`` (its own calls). The modes' tournaments agree
+    wherever their winner rules read a reply the same way; where they diverge (e.g. a lower-case ``paper 1``),
+    the later mode's pairings differ and it pays for them."""
+    shared = len(asked & earlier)
+    return {"asked": len(asked), "shared": shared, "extra": len(asked) - shared}
+
+
+def upper_bound_note(modes: Sequence[str], planned: int, upper_bound: int) -> str:
+    """The plan's line on what several I2R modes may cost: the planned count assumes the modes agree."""
+    return (f"I2R modes {' + '.join(modes)}: {planned} distinct comparisons if their winner rules agree on every "
+            f"reply (shared calls); up to {upper_bound} if they diverge from the first round (each mode pays its "
+            f"own tournament). --mode {modes[0]} plays one tournament only")
+
+
 class SwissRunner(Runner):
     """The I2R Swiss tournament, one per requested mode; its results are keyed ``ref`` (first mode) and
     ``ref:<mode>`` (the others)."""
@@ -249,13 +268,23 @@ class SwissRunner(Runner):
         from sciprobe.results.write import TaskResult
 
         results = []
+        earlier: set[str] = set()  # every comparison an earlier mode asked (a repeat is answered from the cache)
+        upper_bound = 0
         for mode in ctx.modes:
+            asked: set[str] = set()
             records, phash, n_calls = run_i2r(ctx.data.rows, ctx.client, ctx.params, mode=mode,
                                               comparison_messages=ctx.prompt("comparison_messages",
-                                                                             i2r_comparison_messages))
-            results.append(TaskResult(ctx.ref if mode == ctx.modes[0] else f"{ctx.ref}:{mode}", 0,
-                                      {mode: ctx.task.score(records, mode)}, records,
-                                      {**ctx.base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode},
+                                                                             i2r_comparison_messages),
+                                              asked=asked)
+            calls = mode_call_counts(asked, earlier)
+            earlier |= asked
+            upper_bound += calls["asked"]
+            extra: dict[str, Any] = {"i2r_calls": calls}
+            if ctx.dry_run and len(ctx.modes) > 1 and mode == ctx.modes[-1]:
+                extra["plan_notes"] = [upper_bound_note(ctx.modes, len(earlier), upper_bound)]
+            scores = {} if ctx.dry_run else {mode: ctx.task.score(records, mode)}
+            results.append(TaskResult(ctx.ref if mode == ctx.modes[0] else f"{ctx.ref}:{mode}", 0, scores, records,
+                                      {**ctx.base, "prompt_hash": phash, "n_calls": n_calls, "mode": mode, **extra},
                                       ctx.task.headline, default_mode=mode))
         return results
 

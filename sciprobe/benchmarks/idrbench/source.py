@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from sciprobe.benchmarks.idrbench.release import FILES, PINNED
 from sciprobe.core.errors import SciprobeError
 from sciprobe.data.release_files import (
     check_unique_ids,
@@ -45,9 +46,9 @@ ARCHIVE_DISCIPLINE = {
                           "nucl-ex", "nucl-th", "physics", "quant-ph", "math-ph")},
 }
 
-IPI_FILE = "data_exp_1.json"
-I3_FILES = {"i3_set1": "data_exp_2_1.json", "i3_set2": "data_exp_2_3.json"}
-I2R_GLOB = "data_exp_3_1_part_*.json"
+IPI_FILE = FILES["ipi"]
+I3_FILES = {name: FILES[name] for name in ("i3_set1", "i3_set2", "i3_set2_5195b17")}
+I2R_CONFIGS = ("i2r", "i2r_level2")
 
 # The fixed few-shot examples (paper Tables 14-17), by release id, in the order the prompts show them. The bundled
 # sample holds stand-ins for them (:func:`sample_stand_in`), since its invented papers must not carry real ids.
@@ -137,7 +138,9 @@ def _flatten(value: Any, where: str, key: str) -> list[str]:
 
 def _records(path: Path) -> list[tuple[str, dict]]:
     if not path.is_file():
-        raise SciprobeError(f"missing IDRBench source file {path}")
+        config = next((c for c, name in FILES.items() if name == path.name), None)
+        needed = f", needed by config {config}" if config else ""
+        raise SciprobeError(f"missing IDRBench source file {path}{needed}")
     return json_records(path)
 
 
@@ -268,10 +271,15 @@ def i3_fewshot(source: Path, normalize: bool) -> list[dict]:
 
 # ---------------------------------------------------------------- I2R
 
-def _i2r_files(source: Path) -> list[Path]:
-    files = sorted(source.glob(I2R_GLOB), key=lambda p: int(re.findall(r"\d+", p.stem)[-1]))
+def release_files(source: Path, config: str) -> list[Path]:
+    """The file(s) of ``config``: the single file of the pin, else the part files of older commits, in part order."""
+    from sciprobe.data.doctor import files_of
+
+    (spec,) = (f for f in PINNED.files if f.name == FILES[config])
+    files = files_of(source, spec)
     if not files:
-        raise SciprobeError(f"missing IDRBench source files {source}/{I2R_GLOB}")
+        older = f" (or the part files {spec.parts})" if spec.parts else ""
+        raise SciprobeError(f"missing IDRBench source file {source / spec.name}{older}, needed by config {config}")
     return files
 
 
@@ -314,12 +322,33 @@ def _i2r_row(rec: Mapping, where: str, normalize: bool) -> dict:
     }
 
 
-def i2r_rows(source: Path, normalize: bool) -> list[dict]:
+def i2r_rows(source: Path, normalize: bool, config: str = "i2r") -> list[dict]:
     rows, places = [], []
-    for path in _i2r_files(source):
+    for path in release_files(source, config):
         for where, rec in _records(path):
             rows.append(_i2r_row(rec, where, normalize))
             places.append(where)
+    return _unique(rows, places)
+
+
+# ---------------------------------------------------------------- idea generation
+
+def idea_rows(source: Path, normalize: bool) -> list[dict]:
+    """``data_exp_4_1.json``: one (side b, side c) pair per row, the I3 schema. Each negative repeats the P_A id of
+    the positive it derives from, so rows are keyed ``<P_A>`` (the annotated pair) and ``<P_A>-neg-<k>``."""
+    records = _records(source / FILES["idea_generation"])
+    rows, places, negatives = [], [], {}
+    for where, rec in records:
+        row = _i3_row(rec, where, normalize)
+        pa_id = _id(get_field(rec, "id", where), where, "id")
+        if not row["label"]:
+            negatives[pa_id] = negatives.get(pa_id, 0) + 1
+            row["id"] = f"{pa_id}-neg-{negatives[pa_id]}"
+        row["pa_id"] = pa_id
+        row["date"] = arxiv_month(pa_id)
+        row["date_precision"] = "month" if row["date"] else None
+        rows.append(row)
+        places.append(where)
     return _unique(rows, places)
 
 
@@ -335,7 +364,9 @@ def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterat
     elif config in I3_FILES:
         yield "test", i3_rows(source, config, normalize)
         yield "fewshot", i3_fewshot(source, normalize)
-    elif config == "i2r":
-        yield "test", i2r_rows(source, normalize)
+    elif config in I2R_CONFIGS:
+        yield "test", i2r_rows(source, normalize, config)
+    elif config == "idea_generation":
+        yield "test", idea_rows(source, normalize)
     else:
         raise SciprobeError(f"unknown IDRBench config {config!r}")

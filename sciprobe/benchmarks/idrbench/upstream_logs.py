@@ -6,8 +6,9 @@ Upstream writes one JSON list per experiment into its ``save_path`` (``./output`
 
 - ``exp_1_*`` (IPI; ``ipi``, with ``_fewshot`` ``ipi_5shot``): ``{id, y_true, y_pred, subject_choices, verb_conf,
   log_probs}`` per item;
-- ``exp_2_1_*`` / ``exp_2_3_*`` (I3 from ``data_exp_2_1.json`` / ``data_exp_2_3.json``: ``i3_set1`` / ``i3_set2``,
-  with ``_fewshot`` the 3-shot tasks): ``{id, y_true, y_pred, reasons, verb_conf, log_probs}``;
+- ``exp_2_1_*`` / ``exp_2_2_*`` (I3 from ``data_exp_2_1.json`` / ``data_exp_2_2.json``: ``i3_set1`` / ``i3_set2``,
+  with ``_fewshot`` the 3-shot tasks; ``exp_2_3_*`` of older commits, from ``data_exp_2_3.json``, also go to
+  ``i3_set2``): ``{id, y_true, y_pred, reasons, verb_conf, log_probs}``;
 - ``exp_3_1_*`` and its partitions ``part_<k>_exp_3_1_*`` (I2R, merged): ``{id, start_ids, list, y_true: {title,
   abstract, ...}, y_pred: [{title, abstract, score}, ...] (final standings), verb_conf, log_probs}``.
 
@@ -36,7 +37,9 @@ from sciprobe.core.errors import SciprobeError
 from sciprobe.run.upstream_import import ImportedTask, json_files, match_items, read_json, records_list
 
 _NAME = re.compile(r"^(?:part_(?P<part>\d+)_)?exp_(?P<exp>1|2_\d+|3_\d+)_(?P<rest>.+)\.json$")
-_I3_FILES = {"2_1": "i3_set1", "2_3": "i3_set2"}
+# at the pin classify_task writes exp_2_2_* (from data_exp_2_2.json); exp_2_3_* are logs of older commits that read
+# data_exp_2_3.json, scored on i3_set2 as before (a dataset built from the pin has data_exp_2_2.json's items)
+_I3_FILES = {"2_1": "i3_set1", "2_2": "i3_set2", "2_3": "i3_set2"}
 _FLAGS = ("_fewshot", "_critical", "_budget")
 
 

@@ -23,7 +23,8 @@ from typing import Any
 from sciprobe.benchmarks.prescience.contribution import CONTRIBUTION
 from sciprobe.benchmarks.prescience.forecast_runner import FORECAST
 from sciprobe.benchmarks.prescience.upstream import UPSTREAM
-from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, TaskSpec
+from sciprobe.benchmarks.prescience.release_layouts import RELEASE_LAYOUTS
+from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, PaperCount, TaskSpec
 from sciprobe.core.lazy import lazy
 from sciprobe.core.score_ranges import ScoreRange, correlation, non_negative, regression, unit
 
@@ -38,6 +39,10 @@ CITATION = """
                    Benchmark for Scientific Forecasting"}
 }
 """
+
+
+#: Where the corpus count is stated: the card of HF allenai/prescience (upstream prepare_for_upload.py logs the same).
+RELEASE_CARD = "allenai/prescience card (test corpus: 464,942 papers; spec prescience.md §1.2)"
 
 
 @dataclass(frozen=True)
@@ -288,6 +293,8 @@ TASKS = {
                     "(judge via --judge; upstream's judge prompt, or SCIPROBE_LACER_TEMPLATE), ROUGE-L, "
                     "BERTScore (bundled MiniLM)",
         metric="contribution_generation", score_ranges=CONTRIBUTION_RANGES,
+        options=("context", "context_seed", "reference_sets"),
+        check_options=lazy("sciprobe.benchmarks.prescience.context_variants:check_context_options"),
         score=lazy(_CONTRIBUTION + "score_records"),
         build_messages=lazy(_CONTRIBUTION + "contribution_messages"), parse=lazy(_CONTRIBUTION + "parse_contribution"),
         gold=_contribution_gold, runner=CONTRIBUTION,
@@ -437,8 +444,10 @@ CARD_SECTIONS = {
         "fractions. Units: all 202 topics (T6); pairs with >= 10 target papers in the history or forecast "
         "window (T7), forecast end 2025-07-01 by default (recorded per row in `forecast_end`). Papers with no "
         "topic ('Other') are excluded.",
-        "- Topic labels must be in the Parquet `topics` column (release of this paper version); the v1 parquet "
-        "has none, so T6/T7 are empty there.",
+        "- Topic labels come from the Parquet `topics` column (the 7-task release), the targets of the two-domain "
+        "archive, or upstream's `topic_labels*.jsonl` (`dataset/corpus/assign_topics.py` output) put beside the "
+        "Parquet files; the v1 parquet (`allenai/prescience`) has none, and the build then skips T6/T7 with one "
+        "line (`topic_trends: no topic labels in this release; see ...`) instead of writing them empty.",
         "- Topic rows carry `history_papers` / `forecast_papers` (labelled papers per window): the denominators of "
         "the per-paper shares of `mode=\"paper\"`.",
     ]),
@@ -457,7 +466,8 @@ BENCHMARK = Benchmark(
     homepage="https://huggingface.co/datasets/allenai/prescience",
     configs={
         "papers": CorpusConfigSpec("papers", "The corpus: one paper per row (targets + companions); splits are the "
-                                   "two overlapping corpora", paper_features, ("train", "test"), "corpus_id"),
+                                   "two overlapping corpora", paper_features, ("train", "test"), "corpus_id",
+                                   paper_count=PaperCount(464_942, RELEASE_CARD)),
         "author_publications": CorpusConfigSpec("author_publications", "Author id -> corpus ids (merged over "
                                                 "splits, all dates: truncate by date)", author_publication_features,
                                                 ("full",), "author_id"),
@@ -465,7 +475,9 @@ BENCHMARK = Benchmark(
                                                   "ids", author_disambiguation_features, ("full",), "author_id"),
         "contribution_generation": ConfigSpec("contribution_generation", "T1: target id, date, references "
                                               "(id, title, abstract), gold title + abstract", contribution_features,
-                                              ("train", "test", "test_sample_5000", "test_sample_500"), "corpus_id"),
+                                              ("train", "test", "test_sample_5000", "test_sample_500"), "corpus_id",
+                                              paper_count=PaperCount(5_000, "paper T1: a random 5,000 test targets",
+                                                                     "test_sample_5000")),
         "collaborator_prediction": ConfigSpec("collaborator_prediction", "T2: target id, date, seed author, gold "
                                               "co-authors", collaborator_features, ("train", "test", "dev_1000"),
                                               "corpus_id"),
@@ -477,15 +489,19 @@ BENCHMARK = Benchmark(
         "future_combination": ConfigSpec("future_combination", "T5: cohort target id, date, gold co-cited ids "
                                          "and counts", future_combination_features, ("test",), "corpus_id"),
         "topic_trends": ConfigSpec("topic_trends", "T6: one topic per row, history/forecast counts and shares",
-                                   topic_features, ("test",), "topic"),
+                                   topic_features, ("test",), "topic",
+                                   paper_count=PaperCount(202, "paper Table 5 (202 topics)")),
         "topic_pair_trends": ConfigSpec("topic_pair_trends", "T7: one topic pair per row (a||b)",
-                                        topic_pair_features, ("test",), "topic"),
+                                        topic_pair_features, ("test",), "topic",
+                                        paper_count=PaperCount(4_334, "paper Table 5 (4,334 pairs)")),
     },
     tasks=TASKS,
     read_source=lazy("sciprobe.benchmarks.prescience.source:read_source"),
     source_options={"sample_seed": 42, "pair_forecast_end": "2025-07-01"},
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
+    release_layouts=RELEASE_LAYOUTS,
+    release_check="sciprobe.benchmarks.prescience.releases:release_check",
     commands=(Command("prescience", "PreScience baselines and scoring", "sciprobe.benchmarks.prescience.cli"),
               Command("lacer", "LACER judge tools (PreScience)", "sciprobe.benchmarks.prescience.lacer_cli")),
     lighteval_tasks="sciprobe.benchmarks.prescience.lighteval_task:tasks_table",

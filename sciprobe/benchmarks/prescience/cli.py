@@ -1,6 +1,5 @@
-"""CLI hooks for ``sciprobe prescience baselines`` and ``sciprobe prescience score`` (wired by
-:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the two actions to a ``prescience`` parser, :func:`cmd`
-runs
+"""CLI hooks for ``sciprobe prescience baselines``, ``score`` and ``rollout`` / ``rollout-report`` (wired by
+:mod:`sciprobe.cli.commands`): :func:`configure_parser` adds the actions to a ``prescience`` parser, :func:`cmd` runs
 them. Both read release files (``train.parquet``/``test.parquet`` + JSONL; default: the bundled sample) and
 print one line per metric; ``--json FILE`` also writes the full score reports.
 """
@@ -13,19 +12,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sciprobe.benchmarks.prescience.folders import source_folder
 from sciprobe.core.errors import SciprobeError
 
 __all__ = ["cmd", "configure_parser"]
-
-
-def _source(arg: str | None) -> Path:
-    if arg:
-        from sciprobe.data.sources import local_folder
-
-        return local_folder(arg, "--source")
-    from sciprobe.core.registry import get_benchmark
-
-    return get_benchmark("prescience").sample_source
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -58,6 +48,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     score.add_argument("--lacer-mode", default="official", choices=("official", "corrected"))
     score.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     score.add_argument("--json", help="also write the score report to this JSON file")
+    from sciprobe.benchmarks.prescience.rollout.cli import configure_rollout
+
+    configure_rollout(sub)
     return parser
 
 
@@ -87,7 +80,7 @@ def _lacer(args: argparse.Namespace) -> Any:
     from sciprobe.benchmarks.prescience.lacer_judge import judge_pairs, load_template
 
     template = load_template(args.lacer_template, upstream_dir=args.upstream_dir)
-    data = TaskData(_source(args.source), "contribution_generation")
+    data = TaskData(source_folder(args.source), "contribution_generation")
     preds = read_predictions(args.predictions)
     ids = [str(r["corpus_id"]) for r in data.instances]
     judges = [make_client(s, use_cache=not args.no_cache) for s in split_specs(args.judge)]
@@ -105,19 +98,23 @@ def cmd(args: argparse.Namespace) -> int:
     )
 
     action = getattr(args, "prescience_command", None)
+    if action in ("rollout", "rollout-report"):
+        from sciprobe.benchmarks.prescience.rollout.cli import cmd_rollout
+
+        return cmd_rollout(args)
     if action == "baselines":
-        reports = run_baselines(_source(args.source), tuple(args.tasks or SCORED_TASKS))
+        reports = run_baselines(source_folder(args.source), tuple(args.tasks or SCORED_TASKS))
     elif action == "score":
         if getattr(args, "judge", None) and args.task != "contribution_generation":
             raise SciprobeError("--judge applies to contribution_generation only")
         if not Path(args.predictions).is_file():
             raise SciprobeError(f"prediction file {args.predictions} not found")
-        reports = {args.task: score_prediction_file(_source(args.source), args.task, args.predictions,
+        reports = {args.task: score_prediction_file(source_folder(args.source), args.task, args.predictions,
                                                     mode=args.mode, unknown=args.unknown)}
         if getattr(args, "judge", None):
             reports["contribution_generation:lacer"] = _lacer(args)
     else:
-        raise SciprobeError(f"unknown prescience action {action!r} (baselines, score)")
+        raise SciprobeError(f"unknown prescience action {action!r} (baselines, score, rollout, rollout-report)")
     for task, report in reports.items():
         _print(task, report)
     _write(args.json, reports)

@@ -19,6 +19,9 @@ Scores per mode (``official``/``corrected`` LACER parsing; ROUGE-L and BERTScore
 ``lacer`` (the multi-judge average over ids every judge scored, or the single judge), ``lacer[<judge>]``,
 bootstrap CI, ``rougeL`` (official rouge-score rule) and ``bertscore_f1`` (the bundled MiniLM, offline, not
 comparable with published deberta numbers).
+
+Per-task options ``context`` (``--context``), ``context_seed`` and ``reference_sets``: the context variants of
+:mod:`.context_variants` (more than the influential references, all from H^{<t_p}; recorded in provenance).
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sciprobe.core.declaration import Parsed, Runner
 from sciprobe.core.errors import SciprobeError
 from sciprobe.results.evidence import error_is_call_failure, mark_call_failure, unanswered
+from sciprobe.benchmarks.prescience.contribution_prompt import SYSTEM  # noqa: F401 - part of this module's interface
 
 if TYPE_CHECKING:  # the declaration imports this module for CONTRIBUTION: the rest loads when it runs
     from sciprobe.scoring.score_report import ScoreReport
@@ -48,15 +53,6 @@ __all__ = [
 
 PROMPT_VERSION = "sciprobe-t1-1"
 
-SYSTEM = ("You are an experienced machine-learning researcher who has reviewed for and chaired many conference "
-          "program committees, and you follow the literature closely. You will be shown the titles and abstracts "
-          "of several background papers. Forecast the follow-up paper that will build on all of them and cite "
-          "them: think about how their ideas could be combined into one new contribution, then write that "
-          "paper's title and abstract.\n\n"
-          "Answer in exactly this format, all three fields in one reply:\n"
-          "Reasoning: <how the background papers combine into the new contribution>\n"
-          "Title: <title of the follow-up paper>\n"
-          "Abstract: <abstract of the follow-up paper>")
 
 
 def contribution_messages(row: Mapping[str, Any], examples: Sequence[Mapping] = ()) -> list[dict[str, str]]:
@@ -189,7 +185,14 @@ def run_contribution_task(ctx: Any) -> list[Any]:
     rows = data.rows
     # the task's prompt: sciprobe's wording, or upstream's with --prompts upstream (run_task sets it)
     build = task.build_messages or _own_messages
-    requests = [Request.of(build(r, ()), dict(params), item_id=str(r["corpus_id"])) for r in rows]
+    context, contexts, reference_files = context_of_run(ctx)
+    if contexts is None:
+        messages = [build(r, ()) for r in rows]
+    else:
+        from sciprobe.benchmarks.prescience.context_variants import context_messages
+
+        messages = [context_messages(c, context) for c in contexts]
+    requests = [Request.of(m, dict(params), item_id=str(r["corpus_id"])) for m, r in zip(messages, rows)]
     completions = client.complete_many(requests, desc=task.name)
     parsed = [parse_contribution(c.text) if c.ok else unanswered(c) for c in completions]
     ids = [str(r["corpus_id"]) for r in rows]
@@ -205,6 +208,11 @@ def run_contribution_task(ctx: Any) -> list[Any]:
             "lacer_official": {j: run.per_judge[j]["official"].values["per_item"][k]
                                for j in run.per_judge if "official" in run.per_judge[j]},
         })
+        if contexts is not None:  # what this target was shown (ids and dates: the leak check reads them)
+            from sciprobe.benchmarks.prescience.context_variants import verbatim_leak
+
+            records[-1]["context"] = {"counts": contexts[k].counts, "verbatim_leak": verbatim_leak(messages[k], row),
+                                      "shown": [[p["corpus_id"], p["date"]] for p in contexts[k].retrieved()]}
         judge_failed = next(((j, e[k]) for j, e in run.errors.items() if error_is_call_failure(e[k])), None)
         if judge_failed:  # no verdict is no evidence: the item is left out, never scored as a wrong answer
             mark_call_failure(records[-1], judge_failed[1], f"judge {judge_failed[0]}")
@@ -222,9 +230,47 @@ def run_contribution_task(ctx: Any) -> list[Any]:
                   "prompt_hash": sha256_hex(canonical_json([list(r.messages) for r in requests])),
                   "n_calls": len(requests) + len(ids) * len(judges),
                   "judge_usage": {j.model_id: j.stats.as_dict() for j in judges}}
+    if contexts is not None:
+        from sciprobe.benchmarks.prescience.context_variants import summary
+
+        # another input than the task's: the prompt version says so wherever results are compared
+        provenance["prompt_version"] = f"{PROMPT_VERSION}+context:{context.label}"
+        provenance["context"] = {**context.provenance(), **summary(contexts),
+                                 "reference_set_files": reference_files,
+                                 "n_verbatim_leaks": sum(1 for r in records if r["context"]["verbatim_leak"])}
     if template.warnings:
         provenance["prompt_warnings"] = [*base.get("prompt_warnings", []), *template.warnings]
     return [TaskResult(ref, 0, scores, records, provenance, "lacer", default_mode=modes[0])]
+
+
+def context_of_run(ctx: Any) -> tuple[Any, list[Any] | None, dict[str, str]]:
+    """The run's context variant (per-task option ``context``) and, unless it is the default, every target's
+    context from H^{<t_p} of the run's corpus (:mod:`.context_variants`)."""
+    from sciprobe.benchmarks.prescience.context_variants import parse_context
+
+    options = ctx.options
+    spec = parse_context(options.get("context"), seed=int(options.get("context_seed", 0)))
+    if spec.is_default:
+        return spec, None, {}
+    if ctx.base.get("prompt_set", "sciprobe") != "sciprobe":
+        raise SciprobeError("--context other than 'influential' runs with sciprobe's prompts only: upstream's "
+                            "expanded-context templates are not pinned (see the PreScience README)")
+    import sciprobe.benchmarks.prescience.context_variants as cv
+    from sciprobe.benchmarks.prescience.forecast_context import load_corpus
+
+    location = ctx.data.location
+    corpus = load_corpus(location, None if Path(location).exists() else ctx.data.revision)
+    paths = dict(options.get("reference_sets") or {})
+    needed = {s for s in (spec.references, spec.match_size) if s in ("all", "impact")}
+    if ctx.data.source.startswith("sample:"):  # the bundled sample carries invented sets
+        from sciprobe.core.registry import get_benchmark
+
+        folder = Path(get_benchmark("prescience").sample_source)
+        paths = {**{n: str(folder / f) for n, f in cv.SAMPLE_REFERENCE_FILES.items() if n in needed}, **paths}
+    sets = cv.load_reference_sets({n: p for n, p in paths.items() if n in needed})
+    embeddings = cv.default_embeddings(corpus.test) if "related" in spec.extras else None
+    contexts = [cv.target_context(corpus.test, row, spec, sets, embeddings) for row in ctx.data.rows]
+    return spec, contexts, {n: Path(p).name for n, p in paths.items() if n in needed}
 
 
 class ContributionRunner(Runner):
@@ -233,6 +279,7 @@ class ContributionRunner(Runner):
     name = "prescience_contribution"
     kind = "judged"
     judge = "required"
+    judge_check = "sciprobe.benchmarks.prescience.judge_check:LACER_CHECK"
 
     def run(self, ctx: Any) -> list[Any]:
         return run_contribution_task(ctx)

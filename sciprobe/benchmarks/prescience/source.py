@@ -1,7 +1,8 @@
 """Read a PreScience release folder into config rows as Arrow tables (spec ``prescience.md`` §1.2, §9).
 
 Release layout: ``train.parquet`` and ``test.parquet`` (two overlapping corpora, pitfall 1),
-``author_publications.jsonl`` and ``author_disambiguation.jsonl`` (``{"key", "value"}`` per line).
+``author_publications.jsonl`` and ``author_disambiguation.jsonl`` (``{"key", "value"}`` per line); the other
+published variants are read through that layout (:mod:`.releases`).
 
 Every reader yields ``(split, iterator of Arrow tables)`` whose columns are the config's declared features, so the
 build writes them without a Python object per row: the corpus configs pass Parquet record batches through
@@ -316,10 +317,27 @@ def _task_rows(source: Path, config: str, options: Mapping[str, Any]) -> Iterato
         yield "test", _lazy(lambda: _topic_rows(source, config, options))
 
 
+_CONFIGS = ("papers", "author_publications", "author_disambiguation", *_RANKING_CONFIGS, "contribution_generation",
+            "future_combination", "topic_trends", "topic_pair_trends")
+
+
+def _release_folder(source: Path, config: str, options: Mapping[str, Any]) -> Path:
+    """The Parquet-layout folder of whichever release ``source`` holds; an author file is read where it is, so a
+    folder holding only the author files still gives those configs."""
+    from sciprobe.benchmarks.prescience.releases import is_release, resolve
+
+    if config not in _CONFIGS:
+        raise SciprobeError(f"unknown PreScience config {config!r}")
+    if config.startswith("author_") and not is_release(source):
+        return source
+    return resolve(source, options).folder
+
+
 def read_source(source: Path, config: str, options: Mapping[str, Any]) -> Iterator[tuple[str, Iterator[pa.Table]]]:
-    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come,
-    ``sciprobe.data.build``)."""
-    source = Path(source)
+    """``(split, Arrow tables)`` pairs for one config (the builder writes them as they come, ``sciprobe.data.build``).
+    ``source`` may hold any published release variant: it is read through its Parquet-layout folder
+    (:func:`.releases.resolve`)."""
+    source = _release_folder(Path(source), config, options)
     if config == "papers":
         for split, name in CORPUS_FILES.items():
             yield split, paper_tables(_file(source, name))

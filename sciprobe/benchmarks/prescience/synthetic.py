@@ -345,3 +345,38 @@ def write_corpus(out_dir: Path | str, config: CorpusConfig | None = None, **over
                          + "\n")
     result["authors"] = sum(1 for p in st.author_papers if p)
     return result
+
+
+def write_reference_sets(folder: Path | str, seed: int = 5) -> dict[str, int]:
+    """Invented alternative prior-work sets for the targets of ``folder``'s corpora (the context variants ``all``
+    and ``impact``; the public release has neither): ``references_all.jsonl`` = the key references plus up to 3
+    other papers dated before the target, ``references_impact.jsonl`` = a seeded part of that set (at least one
+    paper). Both ``{"key": target id, "value": [corpus ids]}`` per line; returns lines written per file."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    rng = np.random.default_rng(seed)
+    all_sets: dict[str, list[str]] = {}
+    impact_sets: dict[str, list[str]] = {}
+    for split in ("train", "test"):  # extras from the target's own corpus (test last: its prompts' history)
+        papers = pq.read_table(folder / f"{split}.parquet", columns=["corpus_id", "date", "roles",
+                                                                    "key_references"]).to_pylist()
+        ordered = sorted(papers, key=lambda p: (p["date"], p["corpus_id"]))
+        for paper in ordered:
+            if "target" not in (paper["roles"] or []) or not paper["key_references"]:
+                continue
+            key = [r["corpus_id"] for r in paper["key_references"]]
+            earlier = [p["corpus_id"] for p in ordered if p["date"] < paper["date"] and p["corpus_id"] not in key]
+            extra = rng.choice(len(earlier), size=min(3, len(earlier)), replace=False).tolist() if earlier else []
+            full = key + [earlier[k] for k in sorted(extra)]
+            size = int(rng.integers(1, len(full) + 1))
+            all_sets[paper["corpus_id"]] = full
+            impact_sets[paper["corpus_id"]] = [full[k] for k in sorted(rng.choice(len(full), size=size,
+                                                                                   replace=False).tolist())]
+    counts = {}
+    for name, sets in (("references_all.jsonl", all_sets), ("references_impact.jsonl", impact_sets)):
+        with open(folder / name, "w", encoding="utf-8") as fh:
+            for target, ids in sets.items():
+                fh.write(json.dumps({"key": target, "value": ids}) + "\n")
+        counts[name] = len(sets)
+    return counts

@@ -22,6 +22,7 @@ from typing import Any
 from sciprobe.benchmarks.sgibench.dry_runner import SANDBOX
 from sciprobe.benchmarks.sgibench.idea_runner import IDEA_PANEL
 from sciprobe.benchmarks.sgibench.judged_runners import DEEP_RESEARCH, REASONING
+from sciprobe.benchmarks.sgibench.release_layout import HUB_DATASETS, PAPER_COUNTS, hub_layout
 from sciprobe.benchmarks.sgibench.upstream import UPSTREAM, WET_SOFT_COMMIT
 from sciprobe.core.declaration import Benchmark, Breakdown, Command, ConfigSpec, Parsed, TaskSpec
 from sciprobe.core.lazy import lazy
@@ -359,7 +360,15 @@ TASKS = {
 CARD_SECTIONS = {
     "Deviations and decisions": "\n".join([
         f"- **Source**: the five `InternScience/SGI-*` hub datasets (split `test`), read from local Parquet in the "
-        f"hub schema; expected sizes {ROWS}. The Lite and Gold variants are not configs yet (contents unverified).",
+        f"hub schema; expected sizes {ROWS} (paper §2.4; `sciprobe doctor` and the build compare them).",
+        "- **Schemas checked against the pinned code** (`step_*.py` of `InternScience/SGI-Bench@8268d43`, which "
+        "loads each dataset with `datasets.load_dataset` and no config name; there is no `load_sgi_dataset`): wet "
+        "experiments are read as `question`, `discipline` and the protocol string `answer`; experimental reasoning "
+        "as `question`, the `options` list (lettered in order), `images`, `step_images`, the `steps` list and the "
+        "integer `answer` (letter `chr(65 + answer)`).",
+        "- **Named subsets**: upstream publishes none that its code reads (its only selector is the discipline "
+        "list); the hub's `SGI-*-Lite` and `SGI-DeepResearch-Gold` datasets are loaded by no script at the pin, "
+        "their contents are unverified, and they are not read.",
         "- **Stringified dicts** (`related_work`, `existing_solutions`, `implementation_steps`, "
         "`evaluation_metrics`, `related_work_test`) are parsed with `ast.literal_eval` (never `eval`) into "
         "`[{key, value}]` lists; a field that does not parse becomes `[]` and is named in `parse_errors`.",
@@ -418,21 +427,27 @@ BENCHMARK = Benchmark(
     homepage="https://internscience.github.io/SGI-Page/",
     configs={
         "deep_research": ConfigSpec("deep_research", "Scientific deep research: a literature-grounded question, "
-                                    "reference steps and a short answer", deep_research_features),
+                                    "reference steps and a short answer", deep_research_features,
+                                    paper_count=PAPER_COUNTS["deep_research"]),
         "idea_generation": ConfigSpec("idea_generation", "Idea generation: research context and the reference "
-                                      "method idea with implementation graph", idea_features),
+                                      "method idea with implementation graph", idea_features,
+                                    paper_count=PAPER_COUNTS["idea_generation"]),
         "dry_experiment": ConfigSpec("dry_experiment", "Dry experiment: scientific code with masked functions and "
-                                     "five unit tests", dry_features),
+                                     "five unit tests", dry_features,
+                                    paper_count=PAPER_COUNTS["dry_experiment"]),
         "wet_experiment": ConfigSpec("wet_experiment", "Wet experiment: protocol design from a closed action pool",
-                                     wet_features),
+                                     wet_features,
+                                    paper_count=PAPER_COUNTS["wet_experiment"]),
         "experimental_reasoning": ConfigSpec("experimental_reasoning", "Experimental reasoning: multiple-choice "
-                                             "questions over several experimental images", reasoning_features),
+                                             "questions over several experimental images", reasoning_features,
+                                    paper_count=PAPER_COUNTS["experimental_reasoning"]),
     },
     tasks=TASKS,
     read_source=lazy("sciprobe.benchmarks.sgibench.source:read_source"),
     # a few invented items of each dataset in the exact hub schema (sample/README.md; sample_writer.py)
     sample_source=Path(__file__).resolve().parent / "sample",
     card_sections=CARD_SECTIONS,
+    release_layouts=(hub_layout(HUB_DATASETS),),
     commands=(Command("sgibench", "SGI-Bench tools: SGI-Score, external files, build from the hub",
                       "sciprobe.benchmarks.sgibench.cli"),),
     lighteval_tasks="sciprobe.benchmarks.sgibench.lighteval_metrics:tasks_table",

@@ -7,6 +7,7 @@ them
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["cmd", "configure_parser"]
 
@@ -87,6 +88,11 @@ def cmd(args: argparse.Namespace) -> int:
                                 overwrite=args.overwrite)
         for config, splits in report.rows.items():
             print(f"{config}: " + ", ".join(f"{split} {n}" for split, n in splits.items()))
+        from sciprobe.core.registry import get_benchmark
+        from sciprobe.data.doctor import comparison_warnings
+
+        for line in comparison_warnings(get_benchmark("sgibench"), report.paper_counts):  # paper §2.4's counts
+            print(line, file=sys.stderr)
         print(f"built {args.out} from {report.source}")
         return 0
     raise SciprobeError(f"unknown sgibench action {action!r}")

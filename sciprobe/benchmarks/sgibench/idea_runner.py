@@ -201,6 +201,7 @@ class IdeaPanelRunner(Runner):
     name = "idea_panel"
     kind = "judged"
     judge = "optional"
+    judge_check = "sciprobe.benchmarks.sgibench.judge_check:IDEA_PANEL_CHECK"
 
     def run(self, ctx: RunContext) -> list[TaskResult]:
         opts = ctx.options

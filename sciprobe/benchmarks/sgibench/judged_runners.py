@@ -167,11 +167,10 @@ def _answer_parser(ctx: Any, panel: Sequence[tuple[str, Any]]) -> tuple[str, Any
     return panel[0] if panel else None
 
 
-def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
-                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
-    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
-    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
-    ``answer_judge_replies``. Returns the number of requests."""
+def answer_judge_requests(rows: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]],
+                          responses: Sequence[str | None]) -> list[list[dict[str, Any]] | None]:
+    """The answer-level judge's messages per item (None: not asked, the answer is missing or matches exactly in
+    some mode); also what ``sciprobe judge-check`` asks another judge."""
     from sciprobe.benchmarks.sgibench.scoring.deep_research import (
         answer_judge_messages, exact_match_item, extract_answer)
 
@@ -182,6 +181,15 @@ def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any
             messages.append(None)
             continue
         messages.append(answer_judge_messages(row["question"], reference, extract_answer(resp), parsed))
+    return messages
+
+
+def _answer_judge(records: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None],
+                  panel: Sequence[tuple[str, Any]], ids: Sequence[str], params: Mapping[str, Any]) -> int:
+    """The answer-level judge (``llm_judge``, SGI-Bench@5d562f6): asked about every answered item whose exact
+    match is 0 in some mode (an exact match scores 1 without a call); replies stored per judge in
+    ``answer_judge_replies``. Returns the number of requests."""
+    messages = answer_judge_requests(rows, records, responses)
     replies: list[dict[str, str | None]] = [{} for _ in rows]
     failures: list[dict[str, str]] = [{} for _ in rows]
     for judge_id, client in panel:
@@ -274,12 +282,36 @@ def reasoning_request(row: Mapping[str, Any], policy: str, text_of: Any = None
     return messages, {**info, "images_policy": policy}
 
 
+def rv_judge_requests(rows: Sequence[Mapping[str, Any]], responses: Sequence[str | None], text_of: Any, client: Any,
+                      row_parts: Sequence[list[dict[str, Any]]] | None = None
+                      ) -> tuple[list[list[dict[str, Any]] | None], list[bool]]:
+    """The reasoning-validity judge's messages per item for ``client`` (None: no answer to judge) and, per item,
+    whether a text-only judge lost its images; also what ``sciprobe judge-check`` asks another judge."""
+    from sciprobe.benchmarks.sgibench.scoring.reasoning import rv_judge_messages
+
+    if row_parts is None:
+        row_parts = [_image_parts(list(row.get("images") or []))[0] for row in rows]
+    judge_text_only = is_text_only(client)
+    messages: list[list[dict[str, Any]] | None] = []
+    dropped = [False] * len(rows)
+    for i, (row, resp) in enumerate(zip(rows, responses)):
+        if resp is None:
+            messages.append(None)
+            continue
+        built = rv_judge_messages(text_of(row), list(row.get("steps") or []), resp, [])
+        built[0]["content"] = [*row_parts[i], *built[0]["content"]]
+        if judge_text_only:
+            built, n = flatten_for_text_model(built)
+            dropped[i] = n > 0
+        messages.append(built)
+    return messages, dropped
+
+
 def run_reasoning(ctx: Any) -> list[Any]:
     """Answers with images (or placeholders for a text-only model), then the RV judge; one TaskResult."""
     from sciprobe.benchmarks.sgibench.prompts import reasoning_text
     from sciprobe.llm.types import Request
     from sciprobe.run.runners.single_call import prompt_hash, sample_record
-    from sciprobe.benchmarks.sgibench.scoring.reasoning import rv_judge_messages
 
     rows = ctx.data.rows
     policy = image_policy(ctx.client, ctx.options.get("images"))
@@ -302,18 +334,8 @@ def run_reasoning(ctx: Any) -> list[Any]:
     # the readable images only (an unreadable one is left out, not a failed verdict), before the text
     row_parts = [_image_parts(list(row.get("images") or []))[0] if panel else [] for row in rows]
     for judge_id, client in panel:
-        judge_text_only = is_text_only(client)
-        messages: list[list[dict[str, Any]] | None] = []
-        for i, (row, resp) in enumerate(zip(rows, responses)):
-            if resp is None:
-                messages.append(None)
-                continue
-            built = rv_judge_messages(text_of(row), list(row.get("steps") or []), resp, [])
-            built[0]["content"] = [*row_parts[i], *built[0]["content"]]
-            if judge_text_only:
-                built, n = flatten_for_text_model(built)
-                rv_dropped[i] = rv_dropped[i] or n > 0
-            messages.append(built)
+        messages, dropped = rv_judge_requests(rows, responses, text_of, client, row_parts)
+        rv_dropped = [a or b for a, b in zip(rv_dropped, dropped)]
         texts, errors = ask(client, messages, ids, params, f"sgi reasoning-validity judge {judge_id}")
         _keep_replies(judge_id, texts, errors, messages, replies, failures)
         mark_judge_failures(records, errors, f"judge {judge_id}")
@@ -344,6 +366,7 @@ class DeepResearchRunner(Runner):
     """``sgibench:deep_research``: one answer per item, then (with judges) the answer parser and step judge."""
 
     name = "sgi_deep_research"
+    judge_check = "sciprobe.benchmarks.sgibench.judge_check:ANSWER_JUDGE_CHECK"
     kind = "judged"
     judge = "optional"
 
@@ -356,6 +379,7 @@ class ReasoningRunner(Runner):
     reasoning-validity judge."""
 
     name = "sgi_reasoning"
+    judge_check = "sciprobe.benchmarks.sgibench.judge_check:RV_CHECK"
     kind = "judged"
     judge = "optional"
 

@@ -23,17 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from sciprobe.benchmarks.sgibench.external import EXTERNAL_FILES
+from sciprobe.benchmarks.sgibench.release_layout import HUB_DATASETS
 from sciprobe.core.errors import SciprobeError
 from sciprobe.data.release_files import check_unique_ids, integer, number, text, text_list
 from sciprobe.benchmarks.sgibench.scoring.wet_experiment import action_names
 
-HUB_DATASETS = {
-    "deep_research": "SGI-DeepResearch",
-    "idea_generation": "SGI-IdeaGeneration",
-    "dry_experiment": "SGI-DryExperiment",
-    "wet_experiment": "SGI-WetExperiment",
-    "experimental_reasoning": "SGI-Reasoning",
-}
 DICT_FIELDS = ("related_work", "existing_solutions", "implementation_steps", "evaluation_metrics",
                "related_work_test")
 STRING_FIELDS = {

@@ -19,3 +19,5 @@ cd "$here"
 # the soft wet-experiment scores came after the pinned commit too: a checkout at 3854aa9
 "$py312" gen_sgi_wet_soft.py "$up/sgibench" "$up/sgibench-3854aa9"
 "$py311" gen_prescience.py "$up/prescience"
+# the rollout metrics (multiturn/analysis): faiss is replaced by an exact stand-in, see the script
+"$py311" gen_prescience_rollout.py "$up/prescience"

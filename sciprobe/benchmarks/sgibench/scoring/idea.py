@@ -30,6 +30,7 @@ paper (decisions, documented in the metric card):
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import math
@@ -48,6 +49,7 @@ from sciprobe.benchmarks.sgibench.scoring._common import (
     check_mode,
     mean,
 )
+from sciprobe.scoring.torch_threads import choose_threads, scoring_threads
 
 METRIC = "sgi_idea_generation"
 DIMENSIONS = ("effectiveness", "novelty", "detailedness", "feasibility")
@@ -700,19 +702,23 @@ def idea_generation_scores(predictions: Sequence[str | None], rows: Sequence[Map
     check_lengths("predictions", predictions, "rows", rows)
     if votes is not None:
         check_lengths("predictions", predictions, "votes", votes)
+    # the bundled embedder runs torch on the CPU: its threads chosen on purpose (sciprobe.scoring.torch_threads);
+    # a caller's own embedder is the caller's business
+    threads = choose_threads() if embedder is None else None
     items = []
-    for i, (pred, row) in enumerate(zip(predictions, rows)):
-        item_votes = votes[i] if votes is not None else None
-        no_votes = votes is not None and item_votes is None
-        if no_votes and mode == "official":
-            item_votes = Votes()
-        item = score_item(pred, row, votes=item_votes, mode=mode, embedder=embedder,
-                          keyword_threshold=keyword_threshold)
-        if no_votes and item["status"] in ("ok", "unparsable"):
-            item["status"] = "no_votes"
-            if mode == "paper":
-                item["final"] = 0.0
-        items.append(item)
+    with scoring_threads(threads) if threads is not None else contextlib.nullcontext():
+        for i, (pred, row) in enumerate(zip(predictions, rows)):
+            item_votes = votes[i] if votes is not None else None
+            no_votes = votes is not None and item_votes is None
+            if no_votes and mode == "official":
+                item_votes = Votes()
+            item = score_item(pred, row, votes=item_votes, mode=mode, embedder=embedder,
+                              keyword_threshold=keyword_threshold)
+            if no_votes and item["status"] in ("ok", "unparsable"):
+                item["status"] = "no_votes"
+                if mode == "paper":
+                    item["final"] = 0.0
+            items.append(item)
     failed = [it["status"] not in ("ok", "unparsable") for it in items]
     official = mode == "official"
     scored = [it for it in items if it["status"] not in _DROPPED_UPSTREAM] if official else items
@@ -743,5 +749,6 @@ def idea_generation_scores(predictions: Sequence[str | None], rows: Sequence[Map
     n = len(items)
     return ScoreReport(METRIC, mode, values, Coverage(n, n - sum(failed), sum(failed)),
                        params={"judges": list(judge_ids), "embedding_model": "all-MiniLM-L6-v2",
+                               "torch_threads": threads["torch_threads"] if threads else None,
                                "alpha": ALPHA, "length_window": list(LENGTH_WINDOW),
                                "keyword_threshold": keyword_threshold if mode == "paper" else None})
