@@ -52,6 +52,8 @@ BENCHES = [
      "evaluate_fixed_cost.py", "dry run <= 3x the baseline; real run <= 2x its dry run; quiet and busy"),
     ("Model-based scoring (SGI idea embedder, BERTScore), torch threads chosen vs torch's default",
      "scoring_threads.py", "busy <= 1.5x quiet with the chosen threads"),
+    ("Leaderboard Space: page load vs rows, first page on a second start, concurrent submitters vs one",
+     "leaderboard_space.py", "<= 0.5 s with 1,000 rows; <= 5 s; >= 1.8x on 2 cores"),
 ]
 INTRO += "\n| bench | command | target |\n|---|---|---|\n" + "".join(
     f"| {claim} | `.venv/bin/python bench/{script}` | {target} |\n" for claim, script, target in BENCHES)

@@ -5,9 +5,16 @@ secrets/variables): SCIPROBE_LEADERBOARD_STORE, SCIPROBE_LEADERBOARD_DIR, SCIPRO
 SCIPROBE_LEADERBOARD_RESULTS_REPO, SCIPROBE_LEADERBOARD_AUTH, SCIPROBE_LEADERBOARD_RATE_LIMIT, HF_TOKEN.
 """
 
+from multiprocessing import parent_process
+
 from sciprobe.leaderboard.app import build_app, launch_options
 
-demo = build_app()
+# The scoring processes (sciprobe.leaderboard.scoring_pool) are spawned, and a spawned process imports this file
+# again: only the Space's own process builds the app.
+if parent_process() is None:
+    demo = build_app()
 
 if __name__ == "__main__":
+    # scoring processes start and load their data in the background; the page does not wait
+    demo.sciprobe_service.scoring.warm_up(demo.sciprobe_service.pins)
     demo.queue(default_concurrency_limit=8).launch(**launch_options())

@@ -23,12 +23,22 @@ Environment:
                                       folder also works); a benchmark it does not name is scored against its
                                       bundled sample, a *demo*, which every tab then says
                                       (:mod:`~sciprobe.leaderboard.pins`)
+  ``SCIPROBE_LEADERBOARD_SCORING_PROCESSES`` processes that validate and score submissions (default: the CPU
+                                      count; 0 or 1: in the request thread; SQLite store only,
+                                      :mod:`~sciprobe.leaderboard.scoring_pool`)
+
+Fixed costs (issue 28): the results table is decoded once per change (the store's ``results_version``) and at most
+once per page load (:meth:`LeaderboardService.one_read`); the dataset fingerprints the start-up baseline check
+needs are kept in the store per pinned revision (:func:`~sciprobe.leaderboard.baseline_runs.cached_fingerprint`),
+so a second start does not load the data again.
 """
 
 import datetime as dt
 import math
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +47,7 @@ from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
 from sciprobe.leaderboard.intervals import headline_interval
+from sciprobe.leaderboard.records import SubmissionRequest
 from sciprobe.leaderboard.store import LeaderboardStore
 from sciprobe.leaderboard.store_factory import open_store
 from sciprobe.leaderboard.validation import (
@@ -169,6 +180,27 @@ class Settings:
         return cls(auth, max_recent, window, max_bytes, tuple(sorted(data.items())))
 
 
+def accept_submission(store: LeaderboardStore, settings: Settings, benchmarks: Sequence[str], pins: dict,
+                      user: str | None, task: str, file_path: str | None, model_name: str, model_family: str,
+                      model_revision: str, model_cutoff: str, description: str,
+                      file_name: str | None) -> "SubmissionRequest":
+    """Validate, store and (inline tasks) score one submission; raises a one-line :class:`SciprobeError` when it
+    is refused. Runs in the Space's process or in a scoring process (:mod:`~sciprobe.leaderboard.scoring_pool`)."""
+    user = validate_user(user)
+    model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
+    error = task_ref_error(task)
+    if error:
+        raise SubmissionError(error)
+    bench = task.partition(":")[0]
+    if bench not in benchmarks:
+        raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
+    location = pins[bench].resolve()
+    sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
+                              max_bytes=settings.max_bytes)
+    return lb_queue.submit(store, sub, user, data=lambda b: pins[b].resolve(), max_recent=settings.max_recent,
+                           window=settings.window)
+
+
 class LeaderboardService:
     """Everything the UI does, without gradio: tables, provenance, submissions. Tested directly and via the app."""
 
@@ -182,6 +214,13 @@ class LeaderboardService:
 
         self.pins = {b: data_pin(b, dict(settings.data)) for b in self.benchmarks}
         self.baseline_notes: dict[str, list[str]] = {}
+        # the decoded results table and the store's results_version it was read at; a page load asks for the
+        # results a dozen times, and decoding the table is the cost, so it is decoded once per change
+        self._results_cache: tuple[Any, list] | None = None
+        self._pinned = threading.local()  # a snapshot held for one page load (stores without results_version)
+        from sciprobe.leaderboard.scoring_pool import ScoringPool, processes_from_env, shareable
+
+        self.scoring = ScoringPool(processes_from_env() if shareable(store) else 0)
 
     def ensure_baselines(self) -> None:
         """Compute and store the reference baselines missing on each benchmark's data
@@ -218,8 +257,30 @@ class LeaderboardService:
         """Which data a benchmark's submissions are scored against (its tab and the Submit tab say it)."""
         return f"Scored against {self.pins[benchmark].describe()}."
 
-    def results(self):
-        return self.store.list_results()
+    def results(self) -> list:
+        """Every stored result, decoded once per change of the table (a store with ``results_version``), or once
+        per page load inside :meth:`one_read`."""
+        pinned = getattr(self._pinned, "results", None)
+        if pinned is not None:
+            return list(pinned)
+        version_of = getattr(self.store, "results_version", None)
+        if version_of is None:
+            return self.store.list_results()
+        version = version_of()
+        cached = self._results_cache
+        if cached is None or cached[0] != version:
+            cached = (version, self.store.list_results())
+            self._results_cache = cached
+        return list(cached[1])
+
+    @contextmanager
+    def one_read(self) -> Iterator[None]:
+        """Within the block (one page load, on this thread) the results are read from the store once."""
+        self._pinned.results = self.results()
+        try:
+            yield
+        finally:
+            self._pinned.results = None
 
     def reload(self) -> None:
         refresh = getattr(self.store, "refresh", None)
@@ -299,21 +360,13 @@ class LeaderboardService:
         """Validate, store, score. Returns (markdown status, request record or error).
 
         ``file_name`` is the name the browser sent (default: the uploaded file's base name)."""
+        args = (user, task, file_path, model_name, model_family, model_revision, model_cutoff, description,
+                file_name)
         try:
-            user = validate_user(user)
-            model = validate_model_info(model_name, model_family, model_revision, model_cutoff, description)
-            error = task_ref_error(task)
-            if error:
-                raise SubmissionError(error)
-            bench = task.partition(":")[0]
-            if bench not in self.benchmarks:
-                raise SubmissionError(f"wrong task: {task!r} is not on this leaderboard")
-            location = self.pins[bench].resolve()
-            sub = validate_submission(task, file_path, model, data=location, file_name=file_name,
-                                      max_bytes=self.settings.max_bytes)
-            request = lb_queue.submit(self.store, sub, user, data=lambda b: self.pins[b].resolve(),
-                                      max_recent=self.settings.max_recent,
-                                      window=self.settings.window)
+            if self.scoring.enabled:  # validated, stored and scored in a scoring process: off this one's GIL
+                request = self.scoring.accept(self.store, self.settings, self.benchmarks, self.pins, args)
+            else:
+                request = accept_submission(self.store, self.settings, self.benchmarks, self.pins, *args)
         except SciprobeError as exc:
             return f"**Rejected:** {display_text(exc, 400)}", {"status": "REJECTED", "error": str(exc)}
         if request.status == "FINISHED" and request.result_id:
@@ -555,6 +608,10 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
         def refresh_all(selected_panel: str | None = None, task: str | None = None, mode: str | None = None,
                         by: str | None = None):
             service.reload()
+            with service.one_read():
+                return page_outputs(selected_panel, task, mode, by)
+
+        def page_outputs(selected_panel: str | None, task: str | None, mode: str | None, by: str | None):
             fams = tables.families_of(service.results())
             out: list[Any] = [service.table_view(key) for key in tab_keys]
             out += [gr.update(choices=fams) for _ in family_boxes]
@@ -607,6 +664,8 @@ def launch(*, host: str = "127.0.0.1", port: int | None = None, store_dir: Path 
     if store_dir is not None:
         os.environ["SCIPROBE_LEADERBOARD_DIR"] = str(store_dir)
     demo = build_app()
+    # scoring processes start and load their data in the background; the page does not wait
+    demo.sciprobe_service.scoring.warm_up(demo.sciprobe_service.pins)
     demo.queue(default_concurrency_limit=8)
     demo.launch(server_name=host, server_port=port, prevent_thread_lock=prevent_thread_lock,
                 **{**launch_options(), **kwargs})

@@ -17,10 +17,13 @@ again at the next start (they are still missing).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,58 @@ def _fingerprint(benchmark: Any, task: Any, location: str) -> str:
     return load_task_data(benchmark, task, location).fingerprint
 
 
+def _inputs_key(benchmark: Any, task: Any, location: str) -> str:
+    """Everything a task's fingerprint depends on: the benchmark version, the task, and the data — a hub location
+    by its pinned revision (immutable), a folder by its files' names, sizes and modification times."""
+    head = f"fingerprint|{benchmark.name}@{getattr(benchmark, 'version', '')}|{task.name}|"
+    folder = Path(location)
+    if not folder.is_dir():
+        return head + "hub:" + location
+    stats = sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                   for p in folder.rglob("*") if p.is_file())
+    digest = hashlib.sha256(json.dumps([str(folder.resolve()), stats]).encode()).hexdigest()
+    return head + "folder:" + digest
+
+
+class _FolderCache:
+    """The derived-value cache for a store that has none of its own (the hub store): a SQLite file in the
+    leaderboard folder (``$SCIPROBE_LEADERBOARD_DIR``; on a Space, persistent storage keeps it across restarts)."""
+
+    def __init__(self) -> None:
+        from sciprobe.leaderboard.store import default_store_dir
+
+        folder = default_store_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "derived-cache.sqlite3"
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        con.execute("CREATE TABLE IF NOT EXISTS derived_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        return con
+
+    def cached_value(self, key: str) -> str | None:
+        with closing(self._connect()) as con:
+            row = con.execute("SELECT value FROM derived_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def cache_value(self, key: str, value: str) -> None:
+        with closing(self._connect()) as con:
+            con.execute("INSERT OR REPLACE INTO derived_cache VALUES (?, ?)", (key, value))
+
+
+def cached_fingerprint(store: LeaderboardStore, benchmark: Any, task: Any, location: str) -> str:
+    """:func:`_fingerprint`, computed once per pinned revision (or folder state) and kept in the store (a store
+    without a cache of its own: in the leaderboard folder), so a restart does not load every task's data again."""
+    cache = store if hasattr(store, "cached_value") and hasattr(store, "cache_value") else _FolderCache()
+    key = _inputs_key(benchmark, task, location)
+    found = cache.cached_value(key)
+    if found is not None:
+        return found
+    value = _fingerprint(benchmark, task, location)
+    cache.cache_value(key, value)
+    return value
+
+
 def missing_baselines(store: LeaderboardStore, benchmark: Any, location: str,
                       notes: list[str]) -> dict[str, list[str]]:
     """{baseline name: [task names]} with no stored reference result on ``location``'s data."""
@@ -61,7 +116,7 @@ def missing_baselines(store: LeaderboardStore, benchmark: Any, location: str,
         for name in baseline.tasks:
             if name not in fingerprints:
                 try:
-                    fingerprints[name] = _fingerprint(benchmark, benchmark.task(name), location)
+                    fingerprints[name] = cached_fingerprint(store, benchmark, benchmark.task(name), location)
                 except SciprobeError as exc:
                     fingerprints[name] = None
                     notes.append(f"{benchmark.name}:{name}: no data for its baselines ({exc})")
@@ -143,4 +198,4 @@ def ensure_baselines(store: LeaderboardStore, pins: Mapping[str, DataPin], *, lo
     return notes
 
 
-__all__ = ["ensure_baselines", "ensure_benchmark", "missing_baselines"]
+__all__ = ["cached_fingerprint", "ensure_baselines", "ensure_benchmark", "missing_baselines"]

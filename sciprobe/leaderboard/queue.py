@@ -188,15 +188,19 @@ def _flush(store: LeaderboardStore, message: str) -> None:
 
 def submit(store: LeaderboardStore, sub: ValidatedSubmission, user: str, *, data: DataFor = data_for,
            max_recent: int | None = None, window: dt.timedelta = dt.timedelta(days=1),
-           inline: bool | None = None) -> SubmissionRequest:
+           inline: bool | None = None,
+           score: Callable[[SubmissionRequest], SubmissionRequest] | None = None) -> SubmissionRequest:
     """Store a validated submission (dedupe, ownership and rate limit are atomic in the store), then score it
-    inline when the task allows. Returns the request in its final (or PENDING) state."""
+    inline when the task allows. Returns the request in its final (or PENDING) state.
+
+    ``score`` scores the claimed request (default: :func:`process_request` in this thread; the Space passes its
+    :class:`~sciprobe.leaderboard.scoring_pool.ScoringPool`)."""
     request = store.add_submission(new_request(sub, user), sub.canonical, max_recent=max_recent, window=window)
     if inline if inline is not None else scored_inline(request.task):
         # scored in the same call: one commit per repo for request, status changes and result together
         claimed = store.claim_request(request.request_id, worker="inline")
         if claimed is not None:  # else a worker got it first: it scores it
-            request = process_request(store, claimed, data=data)
+            request = score(claimed) if score is not None else process_request(store, claimed, data=data)
         _flush(store, f"Add and score {request.model_name} on {request.task}")
     else:
         _flush(store, f"Add {request.model_name} on {request.task} to the queue")

@@ -250,6 +250,18 @@ CREATE TABLE IF NOT EXISTS results (
     details BLOB
 );
 CREATE INDEX IF NOT EXISTS results_benchmark ON results (benchmark);
+-- a change counter for the results table, kept by triggers so that every writer (any process, the migration
+-- included) bumps it: readers compare it to decide whether their decoded copy of the table is still current
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO counters VALUES ('results', 0);
+CREATE TRIGGER IF NOT EXISTS results_changed_insert AFTER INSERT ON results
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
+CREATE TRIGGER IF NOT EXISTS results_changed_update AFTER UPDATE ON results
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
+CREATE TRIGGER IF NOT EXISTS results_changed_delete AFTER DELETE ON results
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
+-- values computed from immutable inputs (a dataset fingerprint of a pinned revision), kept across starts
+CREATE TABLE IF NOT EXISTS derived_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 SCHEMA_VERSION = 2
 
@@ -521,6 +533,20 @@ class SQLiteStore:
             sql, args = sql + " WHERE benchmark = ?", (benchmark,)
         rows = self._connection().execute(sql + " ORDER BY created_ts", args).fetchall()
         return [ResultRecord.from_json(json.loads(r[0])) for r in rows]
+
+    def results_version(self) -> int:
+        """A number that changes whenever any result is added, replaced or removed (by any process)."""
+        return self._connection().execute("SELECT value FROM counters WHERE name = 'results'").fetchone()[0]
+
+    def cached_value(self, key: str) -> str | None:
+        """A value stored by :meth:`cache_value` (at this or an earlier start), else None."""
+        row = self._connection().execute("SELECT value FROM derived_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def cache_value(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``; the key must name every input the value depends on."""
+        with self._tx() as con:
+            con.execute("INSERT OR REPLACE INTO derived_cache VALUES (?, ?)", (key, value))
 
     def get_result(self, result_id: str) -> ResultRecord:
         row = self._connection().execute("SELECT record FROM results WHERE result_id = ?", (result_id,)).fetchone()
