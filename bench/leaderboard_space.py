@@ -8,7 +8,8 @@ rows, against a baseline in the same run: the same handler with the pre-issue-28
 per-load snapshot, so every table, plot and dropdown reads and decodes the store again). Start: ``build_app`` plus
 one page load, in a fresh process, first on an empty store (baselines and fingerprints computed) then again on the
 same store (the second start: fingerprints from the store's cache). Data: SCIPROBE_LEADERBOARD_DATA as set by the
-caller (pinned release data), else the bundled sample. Submissions: idrbench:ipi on the same data, one distinct file per submitter.
+caller (pinned release data), else the bundled sample. Submissions: idrbench:ipi on the same data, one distinct
+file per submitter.
 Results go to bench/results/leaderboard_space.md. The release-data run:
 
     SCIPROBE_LEADERBOARD_DATA=idrbench=/path/to/built/idrbench PYTHONPATH=. HF_HUB_OFFLINE=1 \

@@ -23,8 +23,8 @@ Environment:
                                       folder also works); a benchmark it does not name is scored against its
                                       bundled sample, a *demo*, which every tab then says
                                       (:mod:`~sciprobe.leaderboard.pins`)
-  ``SCIPROBE_LEADERBOARD_SCORING_PROCESSES`` processes that validate and score submissions (default: the CPU
-                                      count; 0 or 1: in the request thread; SQLite store only,
+  ``SCIPROBE_LEADERBOARD_SCORING_PROCESSES`` processes that validate and score submissions (default 0: in
+                                      the request thread; SQLite store only,
                                       :mod:`~sciprobe.leaderboard.scoring_pool`)
 
 Fixed costs (issue 28): the results table is decoded once per change (the store's ``results_version``) and at most

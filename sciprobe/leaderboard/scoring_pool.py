@@ -11,8 +11,8 @@ Only a :class:`~sciprobe.leaderboard.store.SQLiteStore` on the real clock can be
 keeps its state in the Space's process; an injected clock cannot cross into a child): with any other store the
 request is scored in the calling thread, as before.
 
-``SCIPROBE_LEADERBOARD_SCORING_PROCESSES``: how many processes (default: the CPU count; ``0`` or ``1``: score in
-the request thread).
+``SCIPROBE_LEADERBOARD_SCORING_PROCESSES``: how many processes (default ``0``: score in the request thread, since
+the pool measured slower than threads on this 2-core machine; ``0`` or ``1``: in the request thread).
 """
 
 from __future__ import annotations
@@ -31,12 +31,14 @@ from sciprobe.leaderboard.records import SubmissionRequest, utc_now
 from sciprobe.leaderboard.store import LeaderboardStore, SQLiteStore
 
 PROCESSES_ENV = "SCIPROBE_LEADERBOARD_SCORING_PROCESSES"
+#: what a pool process runs for each submission
+ACCEPT = "sciprobe.leaderboard.app:accept_submission"
 
 
 def processes_from_env() -> int:
     raw = os.environ.get(PROCESSES_ENV)
-    if not raw:
-        return os.cpu_count() or 1
+    if not raw:  # off by default: on 2 shared cores the pool measured slower than the request threads (BENCHMARKS.md)
+        return 0
     try:
         value = int(raw)
     except ValueError:
@@ -65,8 +67,9 @@ def _accept_in_child(folder: str, settings: Any, benchmarks: Sequence[str], pins
                      args: tuple) -> tuple[int, str | None, str | None]:
     """In a pool process: accept the submission on the shared store (validate, store, score). Returns
     (process id, request id, None) or (process id, None, the one-line reason it was refused)."""
-    from sciprobe.leaderboard.app import accept_submission
+    from sciprobe.core.lazy import resolve
 
+    accept_submission = resolve(ACCEPT)  # named, not imported: the app imports this module to build the pool
     try:
         request = accept_submission(_child_store(folder), settings, benchmarks, pins, *args)
     except SciprobeError as exc:
@@ -80,7 +83,9 @@ def _warm(pins: dict) -> None:
     import time
 
     import sciprobe.results.evidence  # noqa: F401
-    import sciprobe.leaderboard.app  # noqa: F401
+    from sciprobe.core.lazy import resolve
+
+    resolve(ACCEPT)
     import sciprobe.scoring.classification  # noqa: F401 - with sklearn.metrics: most of a cold first score
     import sciprobe.run.score_predictions  # noqa: F401
     from sciprobe.core.registry import get_benchmark

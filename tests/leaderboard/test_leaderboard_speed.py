@@ -5,9 +5,7 @@ often the store is read and the data loaded, never how long it takes (bench/lead
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-import pytest
 
 from sciprobe.leaderboard import baseline_runs
 from sciprobe.leaderboard.app import LeaderboardService, Settings, build_app
