@@ -174,7 +174,7 @@ def test_space_agreement_tab_renders(tmp_path):
 
 
 @pytest.mark.slow
-def test_sgi_idea_panel_end_to_end(tmp_path):
+def test_sgi_idea_panel_end_to_end(tmp_path, monkeypatch):
     """``sciprobe evaluate`` with a real two-judge SGI idea panel (loopback stub): judge-a always prefers the
     generated idea, judge-b always votes for Hypothesis A (pure position bias), so they agree on exactly the
     half of the votes where the generated idea is A. The importer reads the details Parquet of the run."""
@@ -205,6 +205,8 @@ def test_sgi_idea_panel_end_to_end(tmp_path):
                                    model=f"openai/ideator,base_url={stub.base_url},api_key=sk-test",
                                    data=str(tmp_path / "built"), output_dir=tmp_path / "runs",
                                    per_task={"sgibench:idea_generation": {"judges": judges}}))
+    # the leaderboard ranks results on the data it is pinned to: here the 3-item build the run used
+    monkeypatch.setenv("SCIPROBE_LEADERBOARD_DATA", f"sgibench={tmp_path / 'built'}")
     store = SQLiteStore(tmp_path / "store")
     assert import_results_dir(store, tmp_path / "runs") == 1
     (result,) = store.list_results()
