@@ -94,7 +94,7 @@ def idea_votes_from_records(records: Sequence[Mapping[str, Any]]
 
 def lacer_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
     """``{judge: {item id: LACER score}}`` from ``lacer_official`` (a judge that gave no score is left out)."""
-    return {judge: items for judge, items in _per_judge_scores(records, "lacer_official").items()}
+    return _per_judge_scores(records, "lacer_official")
 
 
 def judge_scores_from_records(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

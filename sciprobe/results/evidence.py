@@ -171,6 +171,13 @@ def _count(value: Any) -> int | None:
     return count(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def limit_count(provenance: Mapping[str, Any] | None) -> Any:
+    """The ``--limit`` a result ran with: its count, whether recorded as a number (older files) or as a sample's
+    record ``{"n", "seed", "strategy"}`` (sciprobe.data.task_data); None without one."""
+    limit = provenance.get("limit") if isinstance(provenance, Mapping) else None
+    return limit.get("n") if isinstance(limit, Mapping) else limit
+
+
 def subset_of(provenance: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """``{"kind": "limit" | "cutoff", "n": items asked, "of": items in the dataset's test split}`` when the result
     covers only part of its dataset, else None. Results written before the block existed: derived from their
@@ -184,8 +191,7 @@ def subset_of(provenance: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return {"kind": LIMIT, "n": None, "of": None}
     cutoff = provenance.get("cutoff") if isinstance(provenance.get("cutoff"), Mapping) else {}
     before, after = _count(cutoff.get("n_items_before")), _count(cutoff.get("n_items_after"))
-    limit = provenance.get("limit")
-    limit = limit.get("n") if isinstance(limit, Mapping) else limit
+    limit = limit_count(provenance)
     if _count(limit) is not None and after is not None and limit < after:
         return {"kind": LIMIT, "n": limit, "of": before}
     if before is not None and after is not None and after < before:
@@ -328,5 +334,5 @@ def rank_verdict(provenance: Mapping[str, Any] | None, *, scored_ids: Collection
 __all__ = ["CALL_FAILED", "COMPLETE", "CUTOFF", "INCOMPLETE", "LIMIT", "NO_ANSWER", "PARTIAL", "SAMPLE_GROUP",
            "PinnedItems", "Verdict", "call_failed", "call_failure", "call_failure_summary", "coverage_counts",
            "coverage_text", "describe_failures", "error_is_call_failure", "failure_kind", "leave_out_call_failures",
-           "mark_call_failure", "rank_group", "rank_verdict", "result_status", "run_status", "score_or_none",
-           "subset_of", "unanswered"]
+           "limit_count", "mark_call_failure", "rank_group", "rank_verdict", "result_status", "run_status",
+           "score_or_none", "subset_of", "unanswered"]

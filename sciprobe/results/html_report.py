@@ -201,9 +201,9 @@ def data_used(entry: Mapping[str, Any], mode: str) -> DataUsed:
     prov = entry.get("provenance") or {}
     cutoff = prov.get("cutoff") or {}
     partial = prov.get("partial") or {}
-    limit, total, after = prov.get("limit"), cutoff.get("n_items_after"), cutoff.get("cutoff")
-    if isinstance(limit, Mapping):  # a --limit sample's record ({"n", "seed", "strategy"}, sciprobe.data.task_data)
-        limit = limit.get("n")
+    from sciprobe.results.evidence import limit_count
+
+    limit, total, after = limit_count(prov), cutoff.get("n_items_after"), cutoff.get("cutoff")
     asked = min(limit, total) if limit is not None and total is not None else total
     if asked is None:
         asked = ((entry["scores"].get(mode) or {}).get("coverage") or {}).get("n_items")

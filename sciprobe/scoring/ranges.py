@@ -32,11 +32,13 @@ METRIC_RANGES: dict[str, list[ScoreRange]] = {
 
 
 @functools.lru_cache(maxsize=8)
-def _declared(benchmarks: tuple[str, ...]) -> dict[str, tuple[ScoreRange, ...]]:
-    from sciprobe.core.registry import get_benchmark
+def _declared(plugin_entries: tuple[str, ...]) -> dict[str, tuple[ScoreRange, ...]]:
+    """Every registered task's ranges by metric family; cached per listing of the benchmark folder (a lookup is
+    on the leaderboard's page and import paths: no package scan per call)."""
+    from sciprobe.core.registry import benchmark_names, get_benchmark
 
     out: dict[str, tuple[ScoreRange, ...]] = {}
-    for name in benchmarks:
+    for name in benchmark_names():
         for task in get_benchmark(name).tasks.values():
             known = out.get(task.metric, ())
             out[task.metric] = known + tuple(r for r in task.score_ranges if r not in known)
@@ -45,9 +47,9 @@ def _declared(benchmarks: tuple[str, ...]) -> dict[str, tuple[ScoreRange, ...]]:
 
 def ranges_of(metric: str) -> tuple[ScoreRange, ...]:
     """The ranges of a metric family: the tasks' declared ones, then the generic ones."""
-    from sciprobe.core.registry import benchmark_names
+    from sciprobe.core.registry import plugin_entries
 
-    return (*_declared(tuple(benchmark_names())).get(metric, ()), *METRIC_RANGES.get(metric, ()))
+    return (*_declared(plugin_entries()).get(metric, ()), *METRIC_RANGES.get(metric, ()))
 
 
 def score_range(metric: str, key: str, mode: str) -> ScoreRange | None:
