@@ -10,4 +10,4 @@ export PYTHONPATH="$PWD/tests/clock_shift${PYTHONPATH:+:$PYTHONPATH}"
 .venv/bin/python -c 'import datetime, sys; d = datetime.date.today(); print(f"clock shifted: today is {d}")'
 # The loopback Ray cluster tests are left out here: Ray's client cannot connect from a process whose wall clock
 # is shifted while the cluster's native parts (GCS, raylet) keep the real one. They run in scripts/test.sh.
-.venv/bin/python -m pytest -q -m "not slow and not ray_cluster" -p no:cacheprovider "$@"
+bash scripts/pytest-phased.sh -q -m "not slow and not ray_cluster" -p no:cacheprovider "$@"

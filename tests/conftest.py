@@ -16,6 +16,53 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# One torch thread per process: scripts/test.sh runs one pytest worker per core (pytest-xdist), and torch's
+# default of one thread per core, times two workers plus their subprocesses, makes OpenMP threads spin-wait for
+# each other (a generation measured 10-20x slower). Set before anything imports torch; subprocesses inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("SCIPROBE_TORCH_THREADS", "1")
+
+
+def pytest_configure(config):
+    """SIGTERM stops the suite like Ctrl-C, within seconds even when a test is blocked (tests/interrupt_support.py);
+    the main process of a parallel run passes it on to its workers."""
+    from interrupt_support import install
+
+    controller = not hasattr(config, "workerinput") and bool(config.getoption("numprocesses", None))
+    install(forward_to_children=controller, capture=config.pluginmanager.getplugin("capturemanager"))
+
+
+def pytest_runtest_teardown(item):
+    from interrupt_support import reassert
+
+    reassert()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marker added here counts there
+def pytest_collection_modifyitems(config, items):
+    """For a parallel run (``pytest -n N --dist loadgroup``, scripts/test.sh): the loopback Ray cluster tests share
+    one worker (one cluster per session, not one per worker), and the slow tests are handed out first, so the run
+    does not end waiting on one long test that started last. The order is the same in every worker."""
+    for item in items:
+        if "ray_cluster" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("ray_cluster"):
+            item.add_marker(pytest.mark.ray_cluster)  # whatever uses the cluster fixture is a cluster test
+        if item.get_closest_marker("ray_cluster"):
+            item.add_marker(pytest.mark.xdist_group("ray_cluster"))
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") or item.get_closest_marker("ray_cluster")
+               else 1)
+    _select_phase(config, items)
+
+
+def _select_phase(config, items) -> None:
+    """scripts/pytest-phased.sh runs the suite twice: in parallel without the `serial` tests, then those alone."""
+    phase = os.environ.get("SCIPROBE_TEST_PHASE")
+    if phase not in ("parallel", "serial"):
+        return
+    keep = [item for item in items if bool(item.get_closest_marker("serial")) == (phase == "serial")]
+    if len(keep) < len(items):
+        kept = {id(item) for item in keep}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)

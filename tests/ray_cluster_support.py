@@ -6,9 +6,9 @@ process, every one on its own loopback address (head 127.0.0.2, workers 127.0.0.
         run_many(specs, executor=get_executor(cluster.address))     # cluster.address = "ray://127.0.0.2:PORT"
 
 The head has no CPUs (it only schedules), so every task runs on a worker node. Stopping ends each node's own
-process group (``ray start --block`` stops its node's processes on SIGTERM); never ``ray stop``, which would stop
-every Ray cluster on the machine. The driver's ``RAY_AUTH_*`` variables are set while the cluster runs: start the
-cluster before this process first talks to Ray (Ray reads them once).
+process group (SIGTERM, then SIGKILL after a short grace: every node process is in that group); never ``ray stop``,
+which would stop every Ray cluster on the machine. The driver's ``RAY_AUTH_*`` variables are set while the cluster
+runs: start the cluster before this process first talks to Ray (Ray reads them once).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from interrupt_support import Reaper
+
 HEAD_IP = "127.0.0.2"
 STARTED = "Ray runtime started"
 
@@ -38,7 +40,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 class LoopbackRayCluster:
     def __init__(self, worker_cpus: Sequence[int] = (2,), *, start_timeout_s: float = 600.0,
                  object_store_mb: int = 200, extra_env: dict[str, str] | None = None,
-                 token: str | None = None) -> None:
+                 token: str | None = None, stop_grace_s: float = 1.0) -> None:
+        self.stop_grace_s = stop_grace_s
         self.worker_cpus = tuple(worker_cpus)
         self.extra_env = dict(extra_env or {})
         self.start_timeout_s = start_timeout_s
@@ -49,6 +52,7 @@ class LoopbackRayCluster:
         self.client_port = free_port(HEAD_IP)
         self.address = f"ray://{HEAD_IP}:{self.client_port}"
         self.processes: list[tuple[subprocess.Popen, Path]] = []
+        self.reaper: Reaper | None = None  # stops the nodes if this process dies before stop() (issue 28)
         self._saved_env: dict[str, str | None] = {}
 
     @property
@@ -73,6 +77,9 @@ class LoopbackRayCluster:
             process = subprocess.Popen([ray, "start", *args], stdout=out, stderr=subprocess.STDOUT, env=self.env,
                                        stdin=subprocess.DEVNULL, start_new_session=True)
         self.processes.append((process, log))
+        if self.reaper is None:
+            self.reaper = Reaper()
+        self.reaper.watch(process.pid)  # its own session: the group id is its pid
         deadline = time.monotonic() + self.start_timeout_s
         while STARTED not in log.read_text(errors="replace"):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -104,20 +111,26 @@ class LoopbackRayCluster:
             time.sleep(1.0)
 
     def stop(self) -> None:
+        # A worker node's graceful stop takes ~30 s (it waits on the head), the head's ~60 s if it goes first:
+        # a throwaway cluster gains nothing from it, so each node gets a short grace, then its group is killed.
         for process, _ in reversed(self.processes):
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
+        grace_ends = time.monotonic() + self.stop_grace_s
         for process, _ in reversed(self.processes):
             try:
-                process.wait(timeout=60)
+                process.wait(timeout=max(0.0, grace_ends - time.monotonic()))
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=30)
-            try:  # what the node left in its group (workers of a node that died first)
+                pass
+            try:  # the node, and what it left in its group (its raylet, GCS, object store and workers)
                 os.killpg(process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            process.wait(timeout=30)
         self.processes.clear()
+        if self.reaper is not None:
+            self.reaper.release()
+            self.reaper = None
         for key, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -9,7 +9,10 @@ the ``--custom-tasks`` module, and builds the bundled sample dataset first when 
 CPU settings: for the ``accelerate`` (transformers) backend, model arguments without ``batch_size`` get
 ``batch_size=1``. lighteval's automatic batch-size search otherwise starts from a large batch and backs off on
 memory errors, which on a CPU means minutes and gigabytes before the first answer (issue 14: > 17 min and 14 GB for
-the bundled model; with ``batch_size=1`` the README's line takes about 80 s).
+the bundled model; with ``batch_size=1`` the README's line takes about 80 s). torch's intra-op threads are the
+bundled generator's (two, or ``SCIPROBE_TORCH_THREADS``; sciprobe.llm.local.generator_threads) instead of torch's
+one per core: on a 2-core machine shared with other work, the README's IPI line took 3 min 24 s with torch's
+default and 21 s with one thread (issue 28).
 
 Bootstrap stderr: lighteval bootstraps the stderr of a corpus metric in a ``multiprocessing.Pool`` forked from
 the running process. A process that runs other threads (sciprobe's client event loop, a Ray client's gRPC
@@ -121,6 +124,12 @@ def run(argv: Sequence[str]) -> int:
     _ensure_sample_data(argv)
     _custom_tasks_only()
     _bootstrap_in_process()
+    if argv and argv[0] == "accelerate":
+        import torch
+
+        from sciprobe.llm.local import generator_threads
+
+        torch.set_num_threads(generator_threads())
     from lighteval.__main__ import app
 
     try:

@@ -39,10 +39,16 @@ from sciprobe.llm.cache import sciprobe_home
 from sciprobe.llm.spec import ModelSpec
 from sciprobe.llm.types import Completion, Request
 from sciprobe.llm.usage import token_count
+from sciprobe.scoring.torch_threads import choose_threads
 
 DEFAULT_MAX_TOKENS = 256
-TORCH_THREADS = 2
+TORCH_THREADS = 2  # default for the generator; SCIPROBE_TORCH_THREADS overrides (sciprobe.scoring.torch_threads)
 _MARKER = "sciprobe-model.json"  # written last: its presence means the directory is complete
+
+
+def generator_threads() -> int:
+    """torch's intra-op threads for the bundled generator: SCIPROBE_TORCH_THREADS, else :data:`TORCH_THREADS`."""
+    return int(choose_threads(default=TORCH_THREADS, why="two threads for generation")["torch_threads"])
 
 
 class GenerationCancelled(Exception):
@@ -148,7 +154,7 @@ def _convert(source: Path, out: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.set_num_threads(TORCH_THREADS)
+    torch.set_num_threads(generator_threads())
     directory, filename = str(source.parent), source.name
     tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=filename, local_files_only=True)
     gguf_model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, local_files_only=True)
@@ -181,7 +187,7 @@ class LocalModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        torch.set_num_threads(TORCH_THREADS)
+        torch.set_num_threads(generator_threads())
         self.name = name
         self.model_id = f"local/{name}"
         self.path = path

@@ -283,11 +283,25 @@ def killpg(pid: int) -> None:
         pass
 
 
+def is_zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited and waits only for its parent to reap it (False once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def reap_namespace(ns_inode: int | None, uid: int, timeout: float = 5.0) -> None:
-    """Backstop after a run: SIGKILL anything still in the sandbox's pid namespace until none is left."""
+    """Backstop after a run: SIGKILL anything still in the sandbox's pid namespace until none is left.
+
+    Zombies do not count: they are dead already, and reaping them is their parent's business. In user-namespace
+    mode the sandbox's pid 1 (bwrap, owned by the caller's uid) ends as a zombie of the host's init once bwrap's
+    outer process is gone; an init that reaps only now and then (seen: every ~2 s) or never (a container whose
+    pid 1 is an application) would otherwise hold every run here until ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        pids = pids_in_namespace(ns_inode, uid)
+        pids = [pid for pid in pids_in_namespace(ns_inode, uid) if not is_zombie(pid)]
         if not pids:
             return
         for pid in pids:

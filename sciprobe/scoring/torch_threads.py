@@ -9,7 +9,8 @@ at the machine's own bound for a single thread (SGI 1.9x quiet, BERTScore 1.6x, 
 torch's default took 22x and 3x. On an idle machine two threads are faster for BERTScore's large batches
 (~1.3x): ``SCIPROBE_TORCH_THREADS=N`` overrides the choice there. One fixed count also keeps a score the same
 from run to run (a parallel reduction may sum in another order with another thread count). The previous setting
-is restored afterwards: the bundled generator (sciprobe.llm.local) keeps its own.
+is restored afterwards. The bundled generator (sciprobe.llm.local) has its own default (two threads) and takes the
+same override, so a test run with one worker per core (``pytest -n``) sets one thread for everything.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ ENV_VAR = "SCIPROBE_TORCH_THREADS"
 DEFAULT_THREADS = 1
 
 
-def choose_threads(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
-    """``{"torch_threads": N, "source": ...}``: the environment's override, else :data:`DEFAULT_THREADS`."""
+def choose_threads(environ: Mapping[str, str] = os.environ, *, default: int = DEFAULT_THREADS,
+                   why: str = "one thread: small models, shared CPUs") -> dict[str, Any]:
+    """``{"torch_threads": N, "source": ...}``: the environment's override, else ``default``."""
     raw = environ.get(ENV_VAR, "").strip()
     if not raw:
-        return {"torch_threads": DEFAULT_THREADS, "source": "sciprobe default (one thread: small models, shared CPUs)"}
+        return {"torch_threads": default, "source": f"sciprobe default ({why})"}
     if not raw.isdigit() or int(raw) < 1:
         raise SciprobeError(f"{ENV_VAR} must be a whole number of threads >= 1, got {raw!r}")
     return {"torch_threads": int(raw), "source": ENV_VAR}

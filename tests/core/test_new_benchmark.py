@@ -51,6 +51,7 @@ def verdict(body: dict) -> str:
     return "It is about a paper." if prompt.startswith("Summarise") else "Answer: yes"
 
 
+@pytest.mark.serial  # the scaffold is in the source tree that every other test reads
 def test_refuses_a_bad_or_taken_name(scaffold, capsys) -> None:
     assert main(["new-benchmark", "Bad-Name"]) == 2
     assert main(["new-benchmark", NAME]) == 2
@@ -58,6 +59,7 @@ def test_refuses_a_bad_or_taken_name(scaffold, capsys) -> None:
     assert "lower-case letters" in err and "exists" in err
 
 
+@pytest.mark.serial  # the scaffold is in the source tree that every other test reads
 def test_build_evaluate_score_and_tasks(scaffold, tmp_path, capsys) -> None:
     assert main(["tasks", NAME]) == 0
     listing = capsys.readouterr().out
@@ -83,11 +85,13 @@ def test_build_evaluate_score_and_tasks(scaffold, tmp_path, capsys) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the scaffold is in the source tree that every other test reads
 def test_both_tasks_run_on_the_bundled_model(scaffold, tmp_path) -> None:
     assert main(["evaluate", f"{NAME}:verify", f"{NAME}:verify_after_summary", "--model", "local/smollm2",
                  "--limit", "2", "--max-tokens", "16", "--output-dir", str(tmp_path / "out")]) == 0
 
 
+@pytest.mark.serial  # the scaffold is in the source tree that every other test reads
 def test_lighteval_card_and_leaderboard_pick_it_up(scaffold, tmp_path, monkeypatch) -> None:
     card = load_card(NAME)
     assert [t.name for t in card.TASKS_TABLE] == [f"{NAME}:verify"]  # the two-step task needs its runner
@@ -106,6 +110,7 @@ def test_lighteval_card_and_leaderboard_pick_it_up(scaffold, tmp_path, monkeypat
     assert "verify macro_f1" in frame.columns and frame["verify macro_f1"].tolist() == [1.0]
 
 
+@pytest.mark.serial  # the scaffold is in the source tree that every other test reads
 def test_the_judged_task_grades_with_a_panel_and_reports_each_judge(scaffold, tmp_path) -> None:
     """``explain``: one call per item for the explanation, one per item and judge for the grade; the mean of the
     judges' grades is the score and each judge's grade reaches the agreement view through ``judge_scores``."""
@@ -152,6 +157,7 @@ def test_a_scaffold_in_a_clean_clone_passes_the_registry_driven_tests(tmp_path) 
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", "--local", str(REPO), str(clone)], check=True)
     env = {**os.environ, "PYTHONPATH": str(clone), "SCIPROBE_HOME": str(tmp_path / "home")}
+    env.pop("SCIPROBE_TEST_PHASE", None)  # the clone's tests run in one go
     run = subprocess.run([sys.executable, "-m", "sciprobe", "new-benchmark", "toybench"], cwd=clone, env=env,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr

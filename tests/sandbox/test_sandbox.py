@@ -39,7 +39,7 @@ from sciprobe.sandbox.runner import (
     run_python,
     sandbox_available,
 )
-from sciprobe.sandbox.tree import list_tree
+from sciprobe.sandbox.tree import list_tree, remove_tree
 
 from golden import CASES_DIR, REPO
 
@@ -173,6 +173,7 @@ def test_suite_is_big_enough():
         assert set(expect) <= EXPECT_KEYS, (p.name, set(expect) - EXPECT_KEYS)
         # at least one check beyond "the host is untouched" (which every run gets)
         assert set(expect) - {"limits", "unsandboxed_too"}, p.name
+    assert RUN_ALONE <= {p.stem for p in HOSTILE}, "RUN_ALONE names a case that does not exist"
 
 
 class _Server:
@@ -195,11 +196,16 @@ class _Server:
                 conn, _ = self.sock.accept()
             except OSError:
                 continue
-            self.connections += 1
+            if not self.stop.is_set():  # once stopped, the connection is close()'s wake-up call
+                self.connections += 1
             conn.close()
 
     def close(self) -> None:
         self.stop.set()
+        try:  # wake accept() now rather than after its timeout (0.2 s a case, the suite's largest idle time)
+            socket.create_connection(("127.0.0.1", self.port), timeout=2).close()
+        except OSError:
+            pass
         self.thread.join(2)
         self.sock.close()
 
@@ -597,6 +603,20 @@ def test_live_owners_run_dirs_are_kept(tmp_path, monkeypatch):
     assert sandbox_host.remove_run_root(str(mine)) is None and not mine.exists()
 
 
+def test_a_zombie_is_told_from_a_live_process():
+    """The end-of-run backstop waits for the sandbox's live processes only: a zombie (in user-namespace mode the
+    sandbox's pid 1, left to the host's init to reap) can do nothing and is not the run's to reap."""
+    from sciprobe.sandbox import host as sandbox_host
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        assert not sandbox_host.is_zombie(os.getpid())
+        assert _wait_until(lambda: sandbox_host.is_zombie(child.pid)), "the child did not exit"
+    finally:
+        child.wait()
+    assert not sandbox_host.is_zombie(child.pid)  # reaped: gone
+
+
 def test_a_failed_cleanup_loses_no_result(host, tmp_path, monkeypatch):
     """Cleanup that fails for one run of a batch becomes a warning on that run; every result comes back, and the
     run dir is removed by the next run."""
@@ -719,7 +739,7 @@ def test_unprivileged_user_mode(tmp_path):
     if not os.access(py, os.X_OK):
         pytest.skip("no system python3 to run as an unprivileged user")
     probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", py, "-c",
-                            f"import os; os.listdir({str(REPO / 'sciprobe' / 'runners')!r})"],
+                            f"import os; os.listdir({str(REPO / 'sciprobe' / 'sandbox')!r})"],
                            capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip("the repository is not readable by an unprivileged user here")
@@ -775,14 +795,35 @@ print(json.dumps(out))
     assert list(work.iterdir()) == []
 
 
+#: Jobs the unprivileged runner runs at once. The suite is mostly waiting (wall limits that must expire, a program
+#: sleeping before its exit, sandbox start-up), so more jobs than this machine's 2 cores overlap that waiting, while
+#: the tightest limit a finishing case has (wall_s=20 for ~0.2 s of CPU) keeps a wide margin even with 2 CPU
+#: burners and another test beside the suite. Per-sandbox limits (RLIMIT_NPROC in the sandbox's own user namespace,
+#: RLIMIT_AS per process, the watchdog's summed PSS and tmpfs of that sandbox only) do not see the other jobs.
+UNPRIVILEGED_POOL = 4
+#: Cases the runner runs one at a time after the pool. fork_bomb keeps up to max_procs tasks spinning for its whole
+#: wall limit: beside it, every other job (and infinite_loop, whose verdict rests on the CPU time it was given) would
+#: compete with them for 2 cores. (That a fork bomb does not starve one normal program is test_hostile_run_beside_
+#: normal_run's claim, not something the other cases should lean on.)
+RUN_ALONE = {"fork_bomb"}
+
 _UNPRIVILEGED_RUNNER = """
-import json, os, sys
+import ctypes, json, multiprocessing, os, signal, sys
 sys.path.insert(0, {repo!r})
 from sciprobe.sandbox.runner import SandboxLimits, run_python
 from sciprobe.sandbox.tree import list_tree
 
-for line in sys.stdin:
-    job = json.loads(line)
+
+def die_with_runner(runner):
+    # a worker outlives a SIGKILL-ed runner (an interrupted test kills it) unless told to die with it; its sandbox
+    # then dies with the worker (--die-with-parent)
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != runner:
+        os._exit(1)
+
+
+def run_job(job):
+    # per process: every pool worker runs one job at a time, so the environment is the job's own
     os.environ["SCIPROBE_SANDBOX_TMPDIR"] = job["tmp_root"]
     if job["unsandboxed"]:
         os.environ["SCIPROBE_BWRAP"] = "/nonexistent/bwrap"
@@ -792,7 +833,22 @@ for line in sys.stdin:
                    output_dir=job["out_dir"])
     listed = list_tree(job["out_dir"]) if job["out_dir"] else None
     out = {{rel: [st.st_mode, st.st_blocks] for rel, st in listed.items()}} if listed is not None else None
-    print(json.dumps({{"id": job["id"], "result": r.to_dict(), "outputs": out}}), flush=True)
+    return {{"id": job["id"], "result": r.to_dict(), "outputs": out}}
+
+
+jobs = [json.loads(line) for line in sys.stdin]
+# longest first, so that no long job starts last: the jobs that wait out their wall limit, then the larger wall
+# limits (a case's limit reflects the work it does: building and copying thousands of files has 60 s, a probe 20 s)
+shared = sorted((j for j in jobs if not j["alone"]), key=lambda j: (not j["waits_out_wall"], -j["limits"]["wall_s"]))
+done = {{}}
+with multiprocessing.get_context("fork").Pool({pool}, die_with_runner, (os.getpid(),)) as pool:  # no thread yet
+    for d in pool.imap_unordered(run_job, shared):
+        done[d["id"]] = d
+for job in jobs:
+    if job["alone"]:
+        done[job["id"]] = run_job(job)
+for job in jobs:  # in the suite's order, whatever order the pool finished in
+    print(json.dumps(done[job["id"]]), flush=True)
 """
 
 
@@ -805,7 +861,6 @@ def test_hostile_suite_unprivileged(tmp_path):
     py = "/usr/bin/python3"
     if not os.access(py, os.X_OK):
         pytest.skip("no system python3 to run as an unprivileged user")
-    import shutil
     import tempfile
 
     work = Path(tempfile.mkdtemp(prefix="sciprobe-sbx-unpriv-"))
@@ -829,10 +884,11 @@ def test_hostile_suite_unprivileged(tmp_path):
                 out_dir = str(tmp_root / "outputs") if expect.get("output_dir") else None
                 jobs.append({"id": job_id, "code": _fill(code, values), "limits": filled["limits"],
                              "env": {MARKER_ENV: marker}, "tmp_root": str(tmp_root), "out_dir": out_dir,
-                             "unsandboxed": unsandboxed})
+                             "unsandboxed": unsandboxed, "alone": case.stem in RUN_ALONE,
+                             "waits_out_wall": bool(filled.get("timed_out"))})
                 expected[job_id] = (filled, must, tmp_root, out_dir)
         proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", py, "-c",
-                               _UNPRIVILEGED_RUNNER.format(repo=str(REPO))],
+                               _UNPRIVILEGED_RUNNER.format(repo=str(REPO), pool=UNPRIVILEGED_POOL)],
                               input="".join(json.dumps(j) + "\n" for j in jobs), capture_output=True, text=True,
                               timeout=3600, cwd="/", env={"PATH": "/usr/bin:/bin"}, check=False)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -857,7 +913,8 @@ def test_hostile_suite_unprivileged(tmp_path):
         server.close()
         for pid in _procs_with(marker):
             os.kill(pid, 9)
-        shutil.rmtree(work, ignore_errors=True)
+        # not shutil.rmtree: an interrupted run can leave deep_tree_3000's 3,000 levels, beyond its recursion
+        remove_tree(str(work))
 
 
 # --- the pinned interpreter ---------------------------------------------------------------------------------------
