@@ -213,12 +213,10 @@ def panels(results: Iterable[Any]) -> list[tuple[str, Any]]:
 
 def agreement_plot(judge_scores: Mapping[str, Any] | None, title: str = "Judge agreement"):
     """Heatmap of the pairwise Pearson r between judges (n items in each cell); a hint when there is nothing."""
-    import matplotlib
+    from matplotlib.figure import Figure  # not pyplot: no figure manager to import, nothing left open
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100, layout="constrained")
+    fig = Figure(figsize=(6.4, 4.8), dpi=100, layout="constrained")
+    ax = fig.subplots()
     names = list((judge_scores or {}).get("judges") or {})
     if len(names) < 2:
         ax.set_axis_off()

@@ -28,24 +28,28 @@ Environment:
                                       :mod:`~sciprobe.leaderboard.scoring_pool`)
 
 Fixed costs (issue 28): the results table is decoded once per change (the store's ``results_version``) and at most
-once per page load (:meth:`LeaderboardService.one_read`); the dataset fingerprints the start-up baseline check
-needs are kept in the store per pinned revision (:func:`~sciprobe.leaderboard.baseline_runs.cached_fingerprint`),
-so a second start does not load the data again.
+once per page load (:meth:`LeaderboardService.one_read`); every view derived from it (tables, plots drawn to PNG,
+filter and row choices, breakdowns, the queue from ``requests_version``) is kept until the store changes
+(:mod:`~sciprobe.leaderboard.derived`), so a page load on an unchanged store derives nothing; the dataset
+fingerprints the start-up baseline check needs are kept in the store per pinned revision
+(:func:`~sciprobe.leaderboard.baseline_runs.cached_fingerprint`), so a second start does not load the data again;
+gradio is imported without its editor-stub writer (:mod:`~sciprobe.leaderboard.gradio_import`).
 """
 
 import datetime as dt
 import math
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sciprobe.core.errors import SciprobeError
 from sciprobe.leaderboard import queue as lb_queue
 from sciprobe.leaderboard import tables
+from sciprobe.leaderboard.derived import DerivedViews
 from sciprobe.leaderboard.intervals import headline_interval
 from sciprobe.leaderboard.records import SubmissionRequest
 from sciprobe.leaderboard.store import LeaderboardStore
@@ -59,6 +63,8 @@ from sciprobe.leaderboard.validation import (
     validate_submission,
     validate_user,
 )
+
+T = TypeVar("T")
 
 CSS = """
 .sp-title h1 { margin-bottom: 0.2em; }
@@ -217,7 +223,10 @@ class LeaderboardService:
         # the decoded results table and the store's results_version it was read at; a page load asks for the
         # results a dozen times, and decoding the table is the cost, so it is decoded once per change
         self._results_cache: tuple[Any, list] | None = None
-        self._pinned = threading.local()  # a snapshot held for one page load (stores without results_version)
+        self._pinned = threading.local()  # (version, results) held for one page load
+        # the tables, plots and choices derived from the results (and the queue from the requests), kept until
+        # the store changes: an unchanged store answers a page load without deriving anything again
+        self.views = DerivedViews()
         from sciprobe.leaderboard.scoring_pool import ScoringPool, processes_from_env, shareable
 
         self.scoring = ScoringPool(processes_from_env() if shareable(store) else 0)
@@ -260,23 +269,32 @@ class LeaderboardService:
     def results(self) -> list:
         """Every stored result, decoded once per change of the table (a store with ``results_version``), or once
         per page load inside :meth:`one_read`."""
+        return list(self._versioned_results()[1])
+
+    def _versioned_results(self) -> tuple[Any, list]:
+        """(the results version read before the results, the results); version None: the store has none."""
         pinned = getattr(self._pinned, "results", None)
         if pinned is not None:
-            return list(pinned)
+            return pinned
         version_of = getattr(self.store, "results_version", None)
         if version_of is None:
-            return self.store.list_results()
+            return None, self.store.list_results()
         version = version_of()
         cached = self._results_cache
         if cached is None or cached[0] != version:
             cached = (version, self.store.list_results())
             self._results_cache = cached
-        return list(cached[1])
+        return cached
+
+    def derived(self, key: tuple, compute: Callable[[], T]) -> T:
+        """``compute()`` (a view of the results) once per version of the results; each call on a store without
+        versions. ``key`` names the view and its arguments."""
+        return self.views.get("results", self._versioned_results()[0], key, compute)
 
     @contextmanager
     def one_read(self) -> Iterator[None]:
         """Within the block (one page load, on this thread) the results are read from the store once."""
-        self._pinned.results = self.results()
+        self._pinned.results = self._versioned_results()
         try:
             yield
         finally:
@@ -299,12 +317,23 @@ class LeaderboardService:
                    contamination_free_only: bool = False, query: str = ""):
         """:meth:`table` as the page shows it: every score with its metric's declared precision."""
         columns = self.all_columns if key == "overview" else self.columns[key]
-        return tables.display_frame(self.table(key, mode, families, contamination_free_only, query), columns,
-                                    overview=key == "overview")
+        mode, families, clean, query = (mode or tables.DEFAULT_MODE, tuple(families or ()),
+                                        bool(contamination_free_only), query or "")
+        frame = self.derived(("table", key, mode, families, clean, query),
+                             lambda: self.table(key, mode, list(families), clean, query))
+        # a copy in a new Styler: the caller may change or render it; the kept frame serves the next load
+        return tables.display_frame(frame.copy(), columns, overview=key == "overview")
+
+    def families(self) -> list[str]:
+        """The model families of the stored results (the family filter's choices)."""
+        return list(self.derived(("families",), lambda: tables.families_of(self.results())))
 
     def row_choices(self) -> list[tuple[str, str]]:
-        shown = [r for r in self.results() if tables.is_shown(r)]
-        return [(tables.row_label(cells), row_id) for row_id, cells in tables.group_rows(shown).items()]
+        def compute() -> list[tuple[str, str]]:
+            shown = [r for r in self.results() if tables.is_shown(r)]
+            return [(tables.row_label(cells), row_id) for row_id, cells in tables.group_rows(shown).items()]
+
+        return list(self.derived(("rows",), compute))
 
     def task_choices(self) -> list[str]:
         """Every task once (a task's extra columns are not other tasks)."""
@@ -319,16 +348,37 @@ class LeaderboardService:
         """Results scored by a panel of two or more judges, as (label, result id)."""
         from sciprobe.leaderboard.agreement import panels
 
-        return [(label, result.result_id) for label, result in panels(self.results())]
+        return list(self.derived(("panels",), lambda: [(label, result.result_id)
+                                                        for label, result in panels(self.results())]))
 
     def agreement(self, result_id: str | None):
         """(heatmap figure, pairwise table) of the judges of one result; an empty view when there is none."""
+        return self.agreement_figure(result_id), self.agreement_frame(result_id)
+
+    def agreement_figure(self, result_id: str | None):
+        """The heatmap of :meth:`agreement` (a hint when there is nothing to show)."""
+        from sciprobe.leaderboard.agreement import agreement_plot
+
+        return agreement_plot(*self._panel_scores(result_id))
+
+    def agreement_frame(self, result_id: str | None):
+        """The pairwise table of :meth:`agreement`."""
         import pandas as pd
 
-        from sciprobe.leaderboard.agreement import PROVENANCE_KEY, agreement_plot, agreement_table
+        from sciprobe.leaderboard.agreement import agreement_table
 
         columns = ["Judge A", "Judge B", "Items", "Pearson r", "Spearman rho", "Mean |diff|", "Verdict agreement"]
-        scores, title = None, "Judge agreement"
+        scores = self._panel_scores(result_id)[0]
+        rows = [{"Judge A": display_text(r["judge_a"], 80), "Judge B": display_text(r["judge_b"], 80), "Items": r["n"],
+                 "Pearson r": r["pearson"], "Spearman rho": r["spearman"], "Mean |diff|": r["mean_abs_diff"],
+                 "Verdict agreement": r.get("verdict_agreement")}
+                for r in (agreement_table(scores) if scores else [])]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _panel_scores(self, result_id: str | None) -> tuple[Any, str]:
+        """(the per-judge item scores of one result or None, the plot's title)."""
+        from sciprobe.leaderboard.agreement import PROVENANCE_KEY
+
         if result_id:
             try:
                 result = self.store.get_result(result_id)
@@ -336,14 +386,16 @@ class LeaderboardService:
                 result = None
             if result is not None:
                 scores = (result.provenance or {}).get(PROVENANCE_KEY)
-                title = f"{display_text(result.model_name)} · {result.task}"
-        rows = [{"Judge A": display_text(r["judge_a"], 80), "Judge B": display_text(r["judge_b"], 80), "Items": r["n"],
-                 "Pearson r": r["pearson"], "Spearman rho": r["spearman"], "Mean |diff|": r["mean_abs_diff"],
-                 "Verdict agreement": r.get("verdict_agreement")}
-                for r in (agreement_table(scores) if scores else [])]
-        return agreement_plot(scores, title), pd.DataFrame(rows, columns=columns)
+                return scores, f"{display_text(result.model_name)} · {result.task}"
+        return None, "Judge agreement"
 
     def queue_frame(self):
+        """The Queue tab's table, derived once per change of the requests."""
+        version_of = getattr(self.store, "requests_version", None)
+        frame = self.views.get("requests", version_of() if version_of else None, ("queue",), self._queue_frame)
+        return frame.copy()
+
+    def _queue_frame(self):
         import pandas as pd
 
         rows = [{"Submitted": r.submitted_time[:19].replace("T", " "), "Status": r.status,
@@ -414,7 +466,9 @@ def loadable_benchmarks() -> list[str]:
 def build_app(store: LeaderboardStore | None = None, settings: Settings | None = None,
               benchmarks: Sequence[str] | None = None):
     """The Gradio Blocks of the leaderboard (not launched)."""
-    import gradio as gr
+    from sciprobe.leaderboard.gradio_import import import_gradio
+
+    gr = import_gradio()  # without regenerating its editor stubs: a second off every start
 
     from sciprobe.core.registry import get_benchmark
     from sciprobe.leaderboard.breakdown_tab import build_breakdown_tab
@@ -425,6 +479,25 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
     tab_keys = ["overview", *service.benchmarks]
 
     notice = service.demo_notice()
+
+    def plots_of(key: str, mode: str | None = None) -> tuple[Any, Any]:
+        """A tab's two plots (score vs cutoff, per-task bars), drawn once per version of the results."""
+        chosen = mode or tables.DEFAULT_MODE
+        return service.derived(("plots", key, chosen), lambda: (
+            rendered_plot(tables.cutoff_plot(service.results(), service.columns[key], chosen)),
+            rendered_plot(tables.task_bars(service.results(), service.columns[key], chosen))))
+
+    def agreement_plot_view(result_id: str | None) -> Any:
+        """The Judge agreement tab's heatmap of one result, drawn once per version of the results."""
+        return service.derived(("agreement-plot", result_id),
+                               lambda: rendered_plot(service.agreement_figure(result_id)))
+
+    def agreement_frame_view(result_id: str | None) -> Any:
+        return service.derived(("agreement-table", result_id), lambda: service.agreement_frame(result_id)).copy()
+
+    def agreement_view(result_id: str | None) -> tuple[Any, Any]:
+        """The Judge agreement tab's (plot, table) of one result."""
+        return agreement_plot_view(result_id), agreement_frame_view(result_id)
 
     def demo_banner(tab: str) -> None:
         """A demo Space says so on every tab."""
@@ -445,7 +518,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
             for key in tab_keys:
                 title = "Overview" if key == "overview" else get_benchmark(key).title
                 columns = service.all_columns if key == "overview" else service.columns[key]
-                with gr.Tab(title, id=f"tab-{key}"):
+                with gr.Tab(title, id=f"tab-{key}") as tab:
                     demo_banner(key)
                     if key != "overview":
                         bench = get_benchmark(key)
@@ -456,7 +529,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     with gr.Row():
                         mode = gr.Dropdown(tables.mode_choices(columns), value=tables.DEFAULT_MODE, label="Mode",
                                            scale=1, min_width=140)
-                        families = gr.CheckboxGroup(tables.families_of(service.results()), label="Model family",
+                        families = gr.CheckboxGroup(service.families(), label="Model family",
                                                     scale=2)
                         clean = gr.Checkbox(False, label="Contamination-free only", scale=1, min_width=160)
                         query = gr.Textbox(label="Model search", placeholder="e.g. gpt", scale=1, min_width=160)
@@ -468,15 +541,23 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                     with gr.Accordion("Provenance of the selected cell", open=False) as acc:
                         selected = gr.JSON(label="Provenance", elem_id=f"provenance-{key}", open=True)
                     if key != "overview":
+                        # the paper's numbers and the plots are filled in when the tab is opened, not for the
+                        # first page (the Overview shows neither): reading and checking every published number and
+                        # drawing eight plots with matplotlib were a third of the time to the first page
                         with gr.Accordion("Reported in the paper (not ranked)", open=True):
-                            gr.Markdown(service.reported_note(key), elem_classes=["sp-note"])
-                            gr.HTML(service.reported_html(key), elem_id=f"reported-{key}")
+                            reported_note = gr.Markdown("", elem_classes=["sp-note"])
+                            reported_rows = gr.HTML("", elem_id=f"reported-{key}")
                         with gr.Row():
-                            scatter = gr.Plot(tables.cutoff_plot(service.results(), columns), label="Score vs cutoff",
-                                              format="png", show_label=False)
-                            bars = gr.Plot(tables.task_bars(service.results(), columns), label="Per-task scores",
-                                           format="png", show_label=False)
+                            scatter = gr.Plot(None, label="Score vs cutoff", format="png", show_label=False)
+                            bars = gr.Plot(None, label="Per-task scores", format="png", show_label=False)
                         plots.append((key, scatter, bars, mode))
+
+                        def open_tab(mode_value: str | None, _key: str = key) -> tuple[Any, Any, str, str]:
+                            return (*plots_of(_key, mode_value), service.reported_note(_key),
+                                    service.reported_html(_key))
+
+                        tab.select(open_tab, inputs=mode, outputs=[scatter, bars, reported_note, reported_rows],
+                                   api_name=f"open_{key}")
                     tables_out[key] = table
                     filters[key] = [mode, families, clean, query]
                     family_boxes.append(families)
@@ -514,7 +595,7 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 provenance = gr.JSON(label="Provenance", open=True, elem_id="provenance")
                 show.click(service.provenance, inputs=[row_box, task_box], outputs=provenance, api_name="provenance")
 
-            with gr.Tab("Judge agreement", id="tab-agreement"):
+            with gr.Tab("Judge agreement", id="tab-agreement") as agreement_tab:
                 demo_banner("agreement")
                 gr.Markdown("Where several judges scored the same items (SGI-Bench idea-generation panel, PreScience "
                             "LACER with several judges), how far they agree item by item: Pearson / Spearman "
@@ -524,11 +605,13 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                 first_panel = panel_choices[0][1] if panel_choices else None
                 panel_box = gr.Dropdown(panel_choices, value=first_panel, label="Result scored by a judge panel",
                                         elem_id="agreement-result")
-                first_fig, first_frame = service.agreement(first_panel)
-                agreement_fig = gr.Plot(first_fig, format="png", show_label=False, elem_id="agreement-plot")
-                agreement_df = gr.Dataframe(first_frame, interactive=False, label="Pairwise agreement",
-                                            elem_id="agreement-table")
-                panel_box.change(service.agreement, inputs=panel_box, outputs=[agreement_fig, agreement_df],
+                # the heatmap is drawn when the tab is opened (as the benchmark tabs' plots)
+                agreement_fig = gr.Plot(None, format="png", show_label=False, elem_id="agreement-plot")
+                agreement_df = gr.Dataframe(agreement_frame_view(first_panel), interactive=False,
+                                            label="Pairwise agreement", elem_id="agreement-table")
+                agreement_tab.select(agreement_plot_view, inputs=panel_box, outputs=agreement_fig,
+                                     api_name="open_agreement")
+                panel_box.change(agreement_view, inputs=panel_box, outputs=[agreement_fig, agreement_df],
                                  api_name="agreement")
 
             with gr.Tab("Submit", id="tab-submit"):
@@ -609,15 +692,22 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
                         by: str | None = None):
             service.reload()
             with service.one_read():
-                return page_outputs(selected_panel, task, mode, by)
+                return page_outputs(selected_panel, task, mode, by, with_plots=True)
 
-        def page_outputs(selected_panel: str | None, task: str | None, mode: str | None, by: str | None):
-            fams = tables.families_of(service.results())
+        def load_page(selected_panel: str | None = None, task: str | None = None, mode: str | None = None,
+                      by: str | None = None):
+            """The first page: every table, no plot (each tab draws its plots when it is opened)."""
+            service.reload()
+            with service.one_read():
+                return page_outputs(selected_panel, task, mode, by, with_plots=False)
+
+        def page_outputs(selected_panel: str | None, task: str | None, mode: str | None, by: str | None, *,
+                         with_plots: bool):
+            fams = service.families()
             out: list[Any] = [service.table_view(key) for key in tab_keys]
             out += [gr.update(choices=fams) for _ in family_boxes]
-            for key, _, _, _ in plots:
-                out += [tables.cutoff_plot(service.results(), service.columns[key]),
-                        tables.task_bars(service.results(), service.columns[key])]
+            for key, _, _, _ in plots if with_plots else []:
+                out += list(plots_of(key))
             out += breakdown.refresh(task, mode, by)
             out += [gr.update(choices=service.row_choices()), service.queue_frame()]
             # keep the chosen panel result if it still exists, else show the first: a dropdown with choices but
@@ -625,28 +715,37 @@ def build_app(store: LeaderboardStore | None = None, settings: Settings | None =
             choices = service.panel_choices()
             ids = [result_id for _, result_id in choices]
             keep = selected_panel if selected_panel in ids else (ids[0] if ids else None)
-            out += [gr.update(choices=choices, value=keep), *service.agreement(keep)]
+            out.append(gr.update(choices=choices, value=keep))
+            out += [agreement_plot_view(keep)] if with_plots else []
+            out.append(agreement_frame_view(keep))
             return out
 
-        refresh_outputs = [tables_out[k] for k in tab_keys] + family_boxes
-        for _, scatter, bars, _ in plots:
-            refresh_outputs += [scatter, bars]
-        refresh_outputs += [breakdown.note, breakdown.table, row_box, queue_table, panel_box, agreement_fig,
-                            agreement_df]
+        table_outputs = [tables_out[k] for k in tab_keys] + family_boxes
+        plot_outputs = [plot for _, scatter, bars, _ in plots for plot in (scatter, bars)]
+        rest = [breakdown.note, breakdown.table, row_box, queue_table, panel_box]
+        refresh_outputs = table_outputs + plot_outputs + rest + [agreement_fig, agreement_df]
         refresh_inputs = [panel_box, breakdown.task, breakdown.mode, breakdown.breakdown]
         refresh_button.click(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="refresh")
         submit_event.then(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="refresh_after_submit")
-        demo.load(refresh_all, inputs=refresh_inputs, outputs=refresh_outputs, api_name="load")
+        demo.load(load_page, inputs=refresh_inputs, outputs=table_outputs + rest + [agreement_df], api_name="load")
 
         for key, scatter, bars, mode in plots:
             def replot(mode_value, _key=key):
-                chosen = mode_value or tables.DEFAULT_MODE
-                return (tables.cutoff_plot(service.results(), service.columns[_key], chosen),
-                        tables.task_bars(service.results(), service.columns[_key], chosen))
+                return plots_of(_key, mode_value)
 
             mode.change(replot, inputs=mode, outputs=[scatter, bars], api_name=f"plots_{key}")
     demo.sciprobe_service = service  # for tests and the CLI
     return demo
+
+
+def rendered_plot(figure: Any) -> Any:
+    """A matplotlib figure as the PNG a ``gr.Plot`` sends (gradio's ``PlotData``, which it passes through as is):
+    a kept view is drawn once, and never by two page loads at the same time. The figures of
+    :mod:`~sciprobe.leaderboard.tables` are not pyplot's, so there is nothing to close."""
+    from gradio.components.plot import PlotData
+    from gradio.processing_utils import encode_plot_to_base64
+
+    return PlotData(type="matplotlib", plot=encode_plot_to_base64(figure, "png"))
 
 
 def launch_options() -> dict[str, Any]:

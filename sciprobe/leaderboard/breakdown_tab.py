@@ -51,9 +51,13 @@ class BreakdownView:
                                          or "", groups)
 
     def view(self, task: str | None, mode: str | None, breakdown: str | None) -> list[Any]:
-        """[note, table] for the current choices."""
-        frame = self.table(task, mode, breakdown)
-        return [self.note(task, mode, breakdown, frame), frame]
+        """[note, table] for the current choices, derived once per version of the results."""
+        def compute() -> tuple[str, Any]:
+            frame = self.table(task, mode, breakdown)
+            return self.note(task, mode, breakdown, frame), frame
+
+        note, frame = self.service.derived(("breakdown", task, mode, breakdown), compute)
+        return [note, frame.copy()]
 
 
 @dataclass

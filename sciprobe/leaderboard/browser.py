@@ -41,17 +41,23 @@ def wait_idle(page: Any, timeout_ms: int = 120_000) -> None:
     page.wait_for_function(BUSY_SCRIPT, timeout=timeout_ms)
 
 
-def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 3, timeout_ms: int = 20_000) -> None:
-    """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until it shows. Retried: a
-    file set before the component has finished hydrating is ignored by the front end."""
+def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 6, timeout_ms: int = 20_000) -> None:
+    """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until it shows.
+
+    Set again only while the file input is still there: a file set before the component has finished hydrating is
+    ignored by the front end. While an upload runs, gradio replaces the input by a progress bar; on a loaded
+    machine that can outlast one wait, so a missing input means "keep waiting", never "wait for a new input"."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     path = Path(path)
+    file_input = page.locator(f"{elem} input[type=file]")
+    file_input.set_input_files(str(path), timeout=3 * timeout_ms)
     for attempt in range(attempts):
-        page.locator(f"{elem} input[type=file]").set_input_files(str(path), timeout=3 * timeout_ms)
         try:
             page.locator(elem).get_by_text(path.name).first.wait_for(timeout=timeout_ms)
             return
         except PlaywrightTimeout:
             if attempt == attempts - 1:
                 raise
+            if file_input.count():  # dropped by the front end, not uploading: set it again
+                file_input.set_input_files(str(path), timeout=3 * timeout_ms)

@@ -11,8 +11,12 @@ Only a :class:`~sciprobe.leaderboard.store.SQLiteStore` on the real clock can be
 keeps its state in the Space's process; an injected clock cannot cross into a child): with any other store the
 request is scored in the calling thread, as before.
 
-``SCIPROBE_LEADERBOARD_SCORING_PROCESSES``: how many processes (default ``0``: score in the request thread, since
-the pool measured slower than threads on this 2-core machine; ``0`` or ``1``: in the request thread).
+``SCIPROBE_LEADERBOARD_SCORING_PROCESSES``: how many processes (``0`` or ``1``: in the request thread, the library's
+default; the Space's entry, leaderboard_space/app.py, defaults to one per core). Why the pool once measured slower
+than one submitter, and what changed (issue 28): a cold process paid 0.3-0.7 s for each of its first submissions
+(now :meth:`ScoringPool.warm_up` scores one throwaway submission in each), and with BLAS and Arrow on a thread per
+core one submission already took ~1.8 of 2 cores in bursts, so a second process found none free (now each
+process computes on one core, :func:`one_thread_each`).
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ from sciprobe.leaderboard.store import LeaderboardStore, SQLiteStore
 PROCESSES_ENV = "SCIPROBE_LEADERBOARD_SCORING_PROCESSES"
 #: what a pool process runs for each submission
 ACCEPT = "sciprobe.leaderboard.app:accept_submission"
+SETTINGS = "sciprobe.leaderboard.app:Settings"
 
 
 def processes_from_env() -> int:
     raw = os.environ.get(PROCESSES_ENV)
-    if not raw:  # off by default: on 2 shared cores the pool measured slower than the request threads (BENCHMARKS.md)
+    if not raw:  # off in the library (tests, `sciprobe leaderboard`): the Space's entry turns it on
         return 0
     try:
         value = int(raw)
@@ -77,6 +82,31 @@ def _accept_in_child(folder: str, settings: Any, benchmarks: Sequence[str], pins
     return os.getpid(), request.request_id, None
 
 
+#: what a scoring process sets before it loads numpy, scipy or pyarrow (see :func:`one_thread_each`)
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def one_thread_each() -> None:
+    """Each scoring process computes on one core: the pool's parallelism is its processes, one submission each.
+    With their default of a thread per core, BLAS (the bootstrap's matrix products) and Arrow let one submission
+    take ~1.8 of this machine's 2 cores in bursts (measured: 0.21 s of CPU for 0.15 s of wall time), so a second
+    process found no core free and 2 processes scored no faster than 1."""
+    os.environ.update(ONE_THREAD)  # for the libraries loaded from here on (numpy, scipy's own BLAS)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)  # any already loaded
+    except ImportError:  # threadpoolctl comes with scikit-learn; without it the variables above still hold
+        pass
+    try:
+        import pyarrow
+
+        pyarrow.set_cpu_count(1)
+        pyarrow.set_io_thread_count(1)
+    except ImportError:
+        pass
+
+
 def _warm(pins: dict) -> None:
     """Load the scoring path and the pinned data once per process, before the first submission waits on it (a
     cold process took 5-6 s for its first IDRBench submission, a warm one 0.6 s)."""
@@ -97,10 +127,32 @@ def _warm(pins: dict) -> None:
             inline = [f"{benchmark}:{name}" for name in get_benchmark(benchmark).tasks
                       if scored_inline(f"{benchmark}:{name}")]
             if inline:
-                task_target(inline[0], pin.resolve())
+                _score_throwaway(inline[0], pin, task_target(inline[0], pin.resolve()).ids)
         except Exception:  # noqa: BLE001 - warming is best effort; the submission reports any real problem
             continue
     time.sleep(0.5)  # so that each process of the pool takes one warm-up, not one process all of them
+
+
+def _score_throwaway(task: str, pin: Any, ids: Sequence[str]) -> None:
+    """Validate, store and score one blank submission of ``task`` on a scratch store that is then deleted: the
+    first real submission of a process otherwise pays for everything scoring touches once (the writers, the
+    bootstrap, the metadata reads; 0.3-0.7 s against 0.11 s warm, measured)."""
+    import json
+    import tempfile
+
+    from sciprobe.core.lazy import resolve
+
+    with tempfile.TemporaryDirectory(prefix="sciprobe-lb-warm-") as tmp:
+        predictions = Path(tmp) / "warm-up.jsonl"
+        predictions.write_text("".join(json.dumps({"id": item, "response": ""}) + "\n" for item in ids), "utf-8")
+        store = SQLiteStore(Path(tmp) / "store")
+        try:
+            resolve(ACCEPT)(store, resolve(SETTINGS)(), [pin.benchmark], {pin.benchmark: pin},
+                            "warm-up", task, str(predictions), "warm-up/model", "", "", "", "", None)
+        except SciprobeError:  # a blank file some task refuses: the parts it did reach are warm
+            pass
+        finally:
+            store.close()
 
 
 class ScoringPool:
@@ -119,7 +171,7 @@ class ScoringPool:
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._executor is None:
-                self._executor = ProcessPoolExecutor(self.processes,
+                self._executor = ProcessPoolExecutor(self.processes, initializer=one_thread_each,
                                                      mp_context=multiprocessing.get_context("spawn"))
             return self._executor
 

@@ -260,6 +260,14 @@ CREATE TRIGGER IF NOT EXISTS results_changed_update AFTER UPDATE ON results
     BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
 CREATE TRIGGER IF NOT EXISTS results_changed_delete AFTER DELETE ON results
     BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
+-- the same for the requests table (the Queue tab): every submission, claim, status change and lease renewal
+INSERT OR IGNORE INTO counters VALUES ('requests', 0);
+CREATE TRIGGER IF NOT EXISTS requests_changed_insert AFTER INSERT ON requests
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
+CREATE TRIGGER IF NOT EXISTS requests_changed_update AFTER UPDATE ON requests
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
+CREATE TRIGGER IF NOT EXISTS requests_changed_delete AFTER DELETE ON requests
+    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
 -- values computed from immutable inputs (a dataset fingerprint of a pinned revision), kept across starts
 CREATE TABLE IF NOT EXISTS derived_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -279,6 +287,17 @@ RETURNING record
 """
 
 
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(path: Path) -> threading.RLock:
+    """One lock per database file in this process, shared by every store object opened on it."""
+    key = str(Path(path).resolve())
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(key, threading.RLock())
+
+
 class SQLiteStore:
     """The embedded store: ``<folder>/leaderboard.sqlite3`` (WAL). Safe across threads and processes.
 
@@ -293,6 +312,7 @@ class SQLiteStore:
         self.path = self.folder / self.FILE_NAME
         self.clock = clock
         self._local = threading.local()
+        self._write_lock = _write_lock(self.path)
         con = self._connection()
         con.executescript(_SCHEMA)  # idempotent; executescript manages its own transaction
         if con.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
@@ -313,13 +333,17 @@ class SQLiteStore:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         con = self._connection()
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            yield con
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+        # threads of this process take turns here first: a writer waiting on SQLite's own lock sleeps in its
+        # busy handler (1, 2, 5 ... 100 ms steps) well past the moment the lock is free, while one waiting on this
+        # lock wakes as soon as the writer before it commits. Other processes still meet at SQLite's lock.
+        with self._write_lock:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
 
     def _migrate(self) -> None:
         """Version 0 -> 1: lease columns; user and model columns hold identity keys. Version 1 -> 2: results of
@@ -536,7 +560,14 @@ class SQLiteStore:
 
     def results_version(self) -> int:
         """A number that changes whenever any result is added, replaced or removed (by any process)."""
-        return self._connection().execute("SELECT value FROM counters WHERE name = 'results'").fetchone()[0]
+        return self._counter("results")
+
+    def requests_version(self) -> int:
+        """A number that changes whenever any request is added or changed (by any process)."""
+        return self._counter("requests")
+
+    def _counter(self, name: str) -> int:
+        return self._connection().execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0]
 
     def cached_value(self, key: str) -> str | None:
         """A value stored by :meth:`cache_value` (at this or an earlier start), else None."""

@@ -433,16 +433,15 @@ def _to_date(value: str | None) -> dt.date | None:
 
 def cutoff_plot(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mode: str = DEFAULT_MODE):
     """Headline score against the model's knowledge cutoff, one marker series per task."""
-    import matplotlib
+    from matplotlib.figure import Figure  # not pyplot: no figure manager to import, nothing left open
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    fig = Figure(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    ax = fig.subplots()
     plotted = 0
+    ranked_rows = list(group_rows(r for r in results if is_rankable(r)).values())  # once, not once per column
     for column in columns:
         points = []
-        for cells_of_row in group_rows(r for r in results if is_rankable(r)).values():
+        for cells_of_row in ranked_rows:
             result = cells_of_row.get(column.ref)
             date = _to_date(result.model_cutoff) if result else None
             value = _cell(result, mode, column.headline, column)[0] if result else None
@@ -478,17 +477,15 @@ def task_bars(results: Sequence[ResultRecord], columns: Sequence[TaskColumn], mo
     """Grouped bars: the headline score of each task for the best ``top`` model rows (reference rows are not
     ranked, so they get no bars); room left goes to rows of ``--limit`` samples, hatched and labelled as such
     (a demo Space has nothing else)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: no figure manager to import, nothing left open
     import numpy as np
     import pandas as pd
 
     table = leaderboard_frame(results, columns, mode=mode)
     ranked = model_rows(table).head(top)
     frame = pd.concat([ranked, sample_rows(table).head(top - len(ranked))]) if len(ranked) < top else ranked
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    fig = Figure(figsize=(7.5, 4.2), dpi=100, layout="constrained")
+    ax = fig.subplots()
     score_cols = [c for c in (col.score_header(False) for col in columns) if c in frame.columns]
     score_cols = [c for c in score_cols if not frame[c].isna().all()] if not frame.empty else []
     if frame.empty or not score_cols:

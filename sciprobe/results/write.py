@@ -9,6 +9,7 @@ Every file is written to a temporary name and renamed into place, so a crash nev
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -146,15 +147,23 @@ def flat_scores(scores: dict[str, dict[str, Any]], default_mode: str) -> dict[st
 
 
 def environment() -> dict[str, Any]:
+    """sciprobe's, Python's and the main packages' versions (read from the installed metadata once per process:
+    a leaderboard writes this for every submission it scores)."""
+    found = _package_versions()
+    return {"sciprobe": __version__, "python": platform.python_version(), "packages": dict(found)}
+
+
+@functools.lru_cache(maxsize=1)
+def _package_versions() -> tuple[tuple[str, str | None], ...]:
     from importlib.metadata import PackageNotFoundError, version
 
-    versions = {}
+    versions = []
     for package in ("datasets", "evaluate", "lighteval", "litellm", "transformers", "torch", "huggingface-hub"):
         try:
-            versions[package] = version(package)
+            versions.append((package, version(package)))
         except PackageNotFoundError:
-            versions[package] = None
-    return {"sciprobe": __version__, "python": platform.python_version(), "packages": versions}
+            versions.append((package, None))
+    return tuple(versions)
 
 
 @dataclass

@@ -208,3 +208,189 @@ def test_a_store_without_a_cache_keeps_fingerprints_in_the_leaderboard_folder(tm
     for _ in range(2):  # two starts of a Space on the hub store (no cache of its own)
         assert baseline_runs.cached_fingerprint(object(), Bench, Task, "org/data@abc") == "fp"
     assert calls == ["org/data@abc"]
+
+
+# ---- views derived once per change of the store (tables, plots, choices, queue) ----------------------------------
+
+
+class FixedClock:
+    """An injected UTC clock: requests are stamped with it, and it moves only when the test says so."""
+
+    def __init__(self) -> None:
+        import datetime as dt
+
+        self.at = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+
+    def __call__(self):
+        return self.at
+
+
+def page(load) -> dict:
+    """The outputs of one page load that these tests read: the overview table, the Provenance row choices and
+    the Queue table."""
+    import pandas as pd
+
+    outputs = load.fn(None, None, None, None)
+    at = next(i for i, o in enumerate(outputs) if isinstance(o, pd.DataFrame) and "Request" in o.columns)
+    # the page's outputs end: ... Provenance row choices, Queue table, panel choices, agreement plot and table
+    return {"overview": outputs[0].data, "rows": outputs[at - 1]["choices"], "queue": outputs[at]}
+
+
+def counting(monkeypatch, module, name: str) -> list[int]:
+    """Count the calls of ``module.name`` (the derivation the page would otherwise repeat)."""
+    calls: list[int] = []
+    original = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def ipi_file(path, flip: int):
+    import json
+
+    from sciprobe.leaderboard.queue import data_for
+    from sciprobe.leaderboard.validation import task_target
+
+    ids = task_target("idrbench:ipi", data_for("idrbench")).ids
+    path.write_text("".join(json.dumps({"id": i, "prediction": "yes" if (k + flip) % 3 == 0 else "no"}) + "\n"
+                            for k, i in enumerate(ids)))
+    return path
+
+
+def test_a_new_submission_shows_on_the_next_page_load(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCIPROBE_HOME", str(tmp_path / "home"))
+    store = SQLiteStore(tmp_path / "s", clock=FixedClock())
+    store.add_result(result("org/old", 0.4))
+    demo = build_app(store, Settings(), ["idrbench"])
+    load = next(f for f in demo.fns.values() if f.api_name == "load")
+    before = page(load)
+    assert "org/old" in before["overview"].to_string() and len(before["queue"]) == 0
+    status, request = demo.sciprobe_service.submit("alice", "idrbench:ipi", str(ipi_file(tmp_path / "p.jsonl", 1)),
+                                                   "org/fresh")
+    assert request["status"] == "FINISHED", status
+    after = page(load)
+    assert "org/fresh" in after["overview"].to_string() and "org/old" in after["overview"].to_string()
+    assert list(after["queue"]["Model"]) == ["org/fresh"] and list(after["queue"]["Status"]) == ["FINISHED"]
+    assert any("org/fresh" in label for label, _ in after["rows"])
+    assert after["queue"]["Submitted"][0] == "2030-01-01 00:00:00"  # stamped by the injected clock
+
+
+def test_an_unchanged_store_derives_nothing_on_a_page_load(tmp_path, monkeypatch):
+    from sciprobe.leaderboard import tables
+    from sciprobe.leaderboard.records import SubmissionRequest
+
+    monkeypatch.setenv("SCIPROBE_HOME", str(tmp_path / "home"))
+    store = CountingStore(tmp_path / "s", clock=FixedClock())
+    store.add_result(result("org/a", 0.5))
+    frames = counting(monkeypatch, tables, "leaderboard_frame")
+    plots = counting(monkeypatch, tables, "cutoff_plot")
+    demo = build_app(store, Settings(), ["idrbench"])
+    handlers = {f.api_name: f for f in demo.fns.values()}
+    load, open_tab = handlers["load"], handlers["open_idrbench"]
+    page(load)
+    assert not plots  # the first page draws no plot: a tab draws its own when it is opened
+    drawn = open_tab.fn("default")  # (score vs cutoff, per-task bars, the paper's note, the paper's rows)
+    assert all(p.plot.startswith("data:image/png;base64,") for p in drawn[:2])
+    assert "sp-reported" in drawn[3]
+    reads, derived = store.reads, (len(frames), len(plots))
+    again = page(load)
+    open_tab.fn("default")
+    assert (store.reads, len(frames), len(plots)) == (reads, *derived)  # nothing read or derived again
+    assert "org/a" in again["overview"].to_string()
+
+    SQLiteStore(tmp_path / "s").add_result(result("org/b", 0.7))  # another process's writer
+    changed = page(load)
+    assert len(frames) > derived[0] and store.reads == reads + 1
+    assert "org/b" in changed["overview"].to_string()
+    open_tab.fn("default")
+    assert len(plots) > derived[1]  # the tab's plots are drawn again for the new result
+
+    # a queued request changes the queue, not the results: the Queue tab shows it, the tables are not redone
+    derived = (len(frames), len(plots))
+    store.add_submission(SubmissionRequest(
+        request_id="r-judged", user="carol", model_name="org/queued", task="idrbench:ipi", benchmark="idrbench",
+        benchmark_version="1.0.0", dataset_fingerprint="fp-a", predictions_sha256="0" * 64, n_predictions=4,
+        predictions_file="p.jsonl"), b"{}")
+    queued = page(load)
+    open_tab.fn("default")
+    assert list(queued["queue"]["Model"]) == ["org/queued"] and list(queued["queue"]["Status"]) == ["PENDING"]
+    assert (len(frames), len(plots)) == derived
+
+
+def test_a_page_load_gets_its_own_copy_of_a_kept_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCIPROBE_HOME", str(tmp_path / "home"))
+    store = SQLiteStore(tmp_path / "s")
+    store.add_result(result("org/a", 0.5))
+    service = LeaderboardService(store, Settings(), ["idrbench"])
+    first = service.table_view("idrbench").data
+    first.loc[:, "Model"] = "changed by a caller"
+    assert "org/a" in service.table_view("idrbench").data.to_string()
+    queue = service.queue_frame()
+    queue["Model"] = ["x"] * len(queue)
+    assert "x" not in service.queue_frame()["Model"].tolist()
+
+
+def test_derived_views_follow_the_version_they_were_filed_under():
+    from sciprobe.leaderboard.derived import DerivedViews
+
+    views, calls = DerivedViews(max_views=2), []
+
+    def compute(value):
+        return lambda: calls.append(value) or value
+
+    assert views.get("results", 1, "a", compute("a@1")) == "a@1"
+    assert views.get("results", 1, "a", compute("again")) == "a@1"
+    assert views.get("requests", 7, "a", compute("queue@7")) == "queue@7"  # scopes are apart
+    assert views.get("results", 2, "a", compute("a@2")) == "a@2"  # a new version derives again
+    assert views.get("results", 1, "a", compute("a@1 again")) == "a@1 again"  # a late reader of 1: not 2's view
+    assert views.get("results", None, "a", compute("n1")) == "n1"
+    assert views.get("results", None, "a", compute("n2")) == "n2"  # no version: never kept
+    views.get("results", 3, "a", compute("a@3"))
+    views.get("results", 3, "b", compute("b@3"))
+    views.get("results", 3, "c", compute("c@3"))  # over max_views: the scope starts afresh
+    assert views.get("results", 3, "c", compute("c@3 again")) == "c@3"
+    assert calls == ["a@1", "queue@7", "a@2", "a@1 again", "n1", "n2", "a@3", "b@3", "c@3"]
+
+
+def test_gradio_is_imported_without_its_stub_writer(tmp_path):
+    """In a fresh process (gradio is already imported in this one): the writer is replaced, no stub is written,
+    and the Blocks of a small app still build with their events."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from sciprobe.leaderboard.gradio_import import import_gradio\n"
+            "gr = import_gradio()\n"
+            "import gradio.component_meta as meta\n"
+            "assert meta.create_or_modify_pyi.__name__ == '_no_stub', meta.create_or_modify_pyi\n"
+            "with gr.Blocks() as demo:\n"
+            "    box = gr.Textbox()\n"
+            "    out = gr.Textbox()\n"
+            "    box.submit(lambda s: s.upper(), box, out, api_name='upper')\n"
+            "fn = next(f for f in demo.fns.values() if f.api_name == 'upper')\n"
+            "assert fn.fn('ok') == 'OK'\n"
+            "assert import_gradio() is gr\n"
+            "print('fine')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0 and done.stdout.strip().endswith("fine"), done.stderr[-2000:]
+
+
+def test_a_dataset_is_hashed_once_per_state_of_its_shards(tmp_path, monkeypatch):
+    from sciprobe.data import build
+
+    hashed = counting(monkeypatch, build, "file_fingerprint")
+    folder = tmp_path / "data" / "ipi"
+    folder.mkdir(parents=True)
+    (folder / "test.parquet").write_bytes(b"one")
+    first = build.dataset_fingerprint(tmp_path / "data")
+    assert build.dataset_fingerprint(tmp_path / "data") == first and len(hashed) == 1
+    (folder / "test.parquet").write_bytes(b"other bytes")
+    second = build.dataset_fingerprint(tmp_path / "data")
+    assert second != first and len(hashed) == 2
+    (folder / "train.parquet").write_bytes(b"a new shard")
+    assert build.dataset_fingerprint(tmp_path / "data") not in (first, second) and len(hashed) == 3
