@@ -30,7 +30,7 @@ _TYPE_NAMES = {type(None): "null", bool: "bool", int: "int", float: "float", str
 class Difference:
     """One thing that differs from the declaration, shown as one line ``where: what``."""
 
-    kind: str  # missing file | extra file | missing column | extra column | type | count | unreadable
+    kind: str  # missing file | extra file | missing column | extra column | type | count | unreadable | revision
     where: str
     what: str
 
@@ -261,6 +261,37 @@ def release_folder(layout: ReleaseLayout | None, folder: Path, root: str) -> Pat
     return folder
 
 
+def _git(folder: Path, *args: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def checkout_commit(folder: Path, repo: str) -> str | None:
+    """The commit a git checkout of GitHub ``repo`` (``folder`` or its parent) is at; None when ``folder`` is not
+    in such a checkout (another repository, no git)."""
+    for candidate in (folder, folder.parent):
+        if (candidate / ".git").exists():
+            origin = _git(candidate, "config", "--get", "remote.origin.url") or ""
+            return _git(candidate, "rev-parse", "HEAD") if repo.lower() in origin.lower() else None
+    return None
+
+
+def revision_differences(benchmark: Benchmark, folder: Path) -> list[Difference]:
+    """A git checkout of the upstream repository at another commit than the pinned one is a difference."""
+    if benchmark.upstream is None:
+        return []
+    pinned, commit = benchmark.upstream.commit, checkout_commit(folder, benchmark.upstream.repo)
+    if not pinned or not commit or commit == pinned:
+        return []
+    return [Difference("revision", "git checkout", f"at {commit[:12]}, the declared release is at {pinned[:12]} "
+                                                   f"({benchmark.upstream.repo})")]
+
+
 def doctor(benchmark: Benchmark, folder: Path, source_label: str = "") -> DoctorReport:
     """Check ``folder`` against ``benchmark``'s declared layouts and counts; nothing is built or written."""
     layout = best_layout(benchmark, folder)
@@ -268,6 +299,8 @@ def doctor(benchmark: Benchmark, folder: Path, source_label: str = "") -> Doctor
         folder = release_folder(layout, folder, layout.root)
         layout = best_layout(benchmark, folder)
     report = DoctorReport(benchmark.name, source_label or str(folder), layout.name if layout else None, folder)
+    if layout is not None and layout.root:  # only a checkout of the repository that holds the layout
+        report.differences += revision_differences(benchmark, folder)
     if layout is not None:
         file_differences(layout, folder, report)
     # a config whose files are missing is already named; counting it would only repeat that

@@ -107,3 +107,17 @@ def test_build_skips_a_missing_pinned_file_unless_its_config_is_asked_for(small:
                  "--config", "i2r_level2"]) == 2
     assert capsys.readouterr().err.strip() == (f"error: idrbench:i2r_level2 needs data_exp_3_2.json, which {small} "
                                                "does not hold")
+
+
+def test_a_checkout_of_upstream_at_another_commit_is_named(small: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    checkout = tmp_path / "irllm-framework"
+    shutil.copytree(small, checkout / "data")
+    for args in (["init", "-q"], ["remote", "add", "origin", "https://github.com/project-ai4science/irllm-framework"],
+                 ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=checkout, check=True, capture_output=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True).stdout.strip()
+    lines = [d.line() for d in doctor(get_benchmark("idrbench"), checkout).differences if d.kind == "revision"]
+    assert lines == [f"git checkout: at {head[:12]}, the declared release is at aa621e46dc5f "
+                     "(project-ai4science/irllm-framework)"]
