@@ -840,8 +840,11 @@ class RemoteBackend:
             timeout=self.spec.timeout,
             max_retries=0,
             # lighteval installs a global litellm disk cache at import; its hit path crashes on a plain install
-            # (and we have our own cache), so never let litellm cache our calls.
+            # (and we have our own cache), so never let litellm cache our calls. caching=False only stops the
+            # lookup: litellm still serializes and stores every answer (and fails on a lone surrogate) unless
+            # told "no-store".
             caching=False,
+            cache={"no-cache": True, "no-store": True},
             metadata={OWN_PRICING: True},  # a fresh dict: litellm writes timing into it
             **extra,
             **job.request.params,

@@ -21,6 +21,34 @@ def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch):
         assert server.count == 2  # no litellm cache in between (sciprobe's own cache is off here)
 
 
+def test_a_global_litellm_cache_stores_nothing_and_cannot_fail_an_answer(tmp_path, monkeypatch):
+    """caching=False alone still lets litellm serialize and store every answer: a lone surrogate in the text
+    then failed the call (seen when lighteval was imported earlier in the same process)."""
+    from litellm.caching.caching import Cache
+
+    disk = tmp_path / "litellm-cache"
+    monkeypatch.setattr(litellm, "cache", Cache(type="disk", disk_cache_dir=str(disk)))
+    bodies = []
+
+    def reply(body):
+        bodies.append(body)
+        return "a\ud800b"
+
+    with StubServer(reply=reply) as server:
+        client = LLMClient(f"openai/stub,base_url={server.base_url},api_key=sk-test,transport=litellm")
+        [out] = client.complete_many([Request.of([{"role": "user", "content": "ping"}])])
+    assert out.ok and out.text == "a\ufffdb", out.error
+    assert _stored_entries(disk) == 0
+    assert "cache" not in bodies[0] and "caching" not in bodies[0]  # litellm's own controls stay local
+
+
+def _stored_entries(disk) -> int:
+    import diskcache
+
+    with diskcache.Cache(str(disk)) as stored:
+        return len(stored)
+
+
 def test_litellm_on_another_loop_leaves_no_pending_task_noise(caplog):
     """litellm's logging worker follows the last loop it was called from; the one it leaves behind on the client
     loop (sciprobe.llm.loop) is collected quietly."""
