@@ -1,4 +1,4 @@
-"""Regenerate BENCHMARKS.md from the per-bench results in bench/results/*.md.
+"""Regenerate BENCHMARKS.md from the per-bench results in bench/results/*.md (and the notes in bench/notes/*.md).
 
 Command (from the repository root):  .venv/bin/python bench/collect.py
 Each bench writes its own results file (with the exact command, the baseline measured in the same run and
@@ -54,6 +54,8 @@ BENCHES = [
      "scoring_threads.py", "busy <= 1.5x quiet with the chosen threads"),
     ("Leaderboard Space: page load vs rows, first page on a second start, concurrent submitters vs one",
      "leaderboard_space.py", "<= 0.5 s with 1,000 rows; <= 5 s; >= 1.8x on 2 cores"),
+    ("Developer loop: an interrupted test run, the whole suite on both cores vs one process", "dev_loop.py --suite",
+     "ends within 15 s, nothing left; scripts/test.sh <= 10 min on 2 cores"),
 ]
 INTRO += "\n| bench | command | target |\n|---|---|---|\n" + "".join(
     f"| {claim} | `.venv/bin/python bench/{script}` | {target} |\n" for claim, script, target in BENCHES)
@@ -75,6 +77,9 @@ def main() -> None:
         body = path.read_text().strip()
         if body.startswith("# "):
             body = body.split("\n", 1)[1].strip()
+        notes = ROOT / "bench" / "notes" / path.name  # written by hand: what a rerun of the bench must not erase
+        if notes.is_file():
+            body += "\n\n" + notes.read_text().strip()
         sections.append(f"## {path.stem}\n\n{body}\n")
         below += [f"- {path.stem}: {line.strip()}" for line in body.splitlines() if _below_target(line)]
     summary = "## Below target\n\n" + ("\n".join(below) if below else "Nothing: every target line says PASS.") + "\n"
