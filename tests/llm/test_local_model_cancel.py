@@ -86,6 +86,12 @@ def cached_keys(home: Path) -> int:
         conn.close()
 
 
+def sigint_as_in_a_terminal() -> None:
+    """Run in the child before it starts: Ctrl-C's default action, which a shell's background job (``cmd &``,
+    and so a suite started that way) inherits as *ignored*; a Python started with SIGINT ignored keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_when(proc: subprocess.Popen, ready, limit_s: float = 300) -> None:
     """SIGINT once ``ready()`` holds (the process must still be running then)."""
     deadline = time.monotonic() + limit_s
@@ -115,7 +121,8 @@ def test_sigint_stops_an_endless_generation_and_keeps_the_finished_batch(tmp_pat
     command = [sys.executable, "-c", ENDLESS_MODEL_RUN, "evaluate", "idrbench:ipi", "--model",
                "local/smollm2,concurrency=2", "--limit", "6", "--output-dir", str(out)]
     with open(log, "w") as sink:
-        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                preexec_fn=sigint_as_in_a_terminal)
         try:
             interrupt_when(proc, marker.exists)
             assert_ends_interrupted(proc, out, log)
@@ -165,7 +172,8 @@ def test_sigint_with_the_bundled_model_ends_the_run(local_model_dir, tmp_path):
     command = [sys.executable, "-m", "sciprobe.cli.commands", "evaluate", "idrbench:ipi", "--model",
                "local/smollm2,concurrency=1", "--limit", "32", "--output-dir", str(out)]
     with open(log, "w") as sink:
-        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                preexec_fn=sigint_as_in_a_terminal)
         try:
             interrupt_when(proc, lambda: cached_keys(home) >= 1, limit_s=900)
             assert_ends_interrupted(proc, out, log)
