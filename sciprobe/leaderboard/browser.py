@@ -52,12 +52,18 @@ def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 6, timeo
     path = Path(path)
     file_input = page.locator(f"{elem} input[type=file]")
     file_input.set_input_files(str(path), timeout=3 * timeout_ms)
+    resets = 0
     for attempt in range(attempts):
         try:
             page.locator(elem).get_by_text(path.name).first.wait_for(timeout=timeout_ms)
             return
         except PlaywrightTimeout:
             if attempt == attempts - 1:
-                raise
+                # what the page showed instead, for the next person who reads the failure
+                shown = " ".join(page.locator(elem).inner_text(timeout=timeout_ms).split())
+                raise PlaywrightTimeout(f"{path.name} never showed in {elem} after {attempts} waits of "
+                                        f"{timeout_ms} ms ({resets} re-sets); it shows {shown[:300]!r}, file input "
+                                        f"{'present' if file_input.count() else 'absent'}") from None
             if file_input.count():  # dropped by the front end, not uploading: set it again
+                resets += 1
                 file_input.set_input_files(str(path), timeout=3 * timeout_ms)
