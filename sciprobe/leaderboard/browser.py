@@ -42,7 +42,7 @@ def wait_idle(page: Any, timeout_ms: int = 120_000) -> None:
 
 
 def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 6, timeout_ms: int = 20_000) -> None:
-    """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until it shows.
+    """Put ``path`` into the ``gr.File`` with ``elem_id`` selector ``elem`` and wait until its name shows.
 
     Set again only while the file input is still there: a file set before the component has finished hydrating is
     ignored by the front end. While an upload runs, gradio replaces the input by a progress bar; on a loaded
@@ -55,7 +55,8 @@ def upload_file(page: Any, elem: str, path: Path | str, attempts: int = 6, timeo
     resets = 0
     for attempt in range(attempts):
         try:
-            page.locator(elem).get_by_text(path.name).first.wait_for(timeout=timeout_ms)
+            # the name's stem: once uploaded, gradio shows stem and extension apart ("name .jsonl 1.6 KB")
+            page.locator(elem).get_by_text(path.stem).first.wait_for(timeout=timeout_ms)
             return
         except PlaywrightTimeout:
             if attempt == attempts - 1:
