@@ -3,6 +3,7 @@ unchanged, and a missing engine package is one line, not a traceback. No GPU her
 
 from __future__ import annotations
 
+import lighteval.__main__  # noqa: F401  # at collection, outside capsys: it sets up root logging on sys.stderr
 import pytest
 
 import sciprobe.interop.lighteval_cli as lighteval_cli
@@ -32,7 +33,6 @@ def test_a_missing_engine_is_one_clear_line(engine, capsys, monkeypatch):
 
 
 def test_the_vllm_subcommand_reaches_lighteval_unchanged(monkeypatch):
-    import lighteval.__main__
     import lighteval.utils.imports
 
     seen = []
@@ -44,7 +44,6 @@ def test_the_vllm_subcommand_reaches_lighteval_unchanged(monkeypatch):
 
 
 def test_lightevals_own_missing_backend_error_becomes_one_line(monkeypatch, capsys):
-    import lighteval.__main__
 
     def app(args, prog_name, standalone_mode):
         raise ImportError("Through the use of VLLMModel, you requested the use of `vllm<0.10.2,>=0.10.0` for this\n"
