@@ -201,17 +201,3 @@ def ray_cluster():
         shutdown_executors()
         cluster.stop()
 
-
-@pytest.fixture(autouse=True)
-def logging_outlives_capsys():
-    """A library that configures logging at import (lighteval.__main__: a root StreamHandler on sys.stderr) binds
-    it to the capsys stream when first imported inside a capsys test; once capsys closes that stream, every later
-    log line in the worker fails ("I/O operation on closed file"), and so does every later test there. Such a
-    handler is pointed back at the real stderr after the test (autouse: torn down after capsys)."""
-    yield
-    import logging
-    import sys
-
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
-            handler.setStream(sys.stderr)

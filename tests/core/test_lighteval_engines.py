@@ -3,7 +3,11 @@ unchanged, and a missing engine package is one line, not a traceback. No GPU her
 
 from __future__ import annotations
 
-import lighteval.__main__  # noqa: F401  # at collection, outside capsys: it sets up root logging on sys.stderr
+# Imported at collection, never first inside a capsys test: its logging.config.dictConfig closes every existing
+# handler, and absl's handler (imported earlier by rouge_score) closes its stream when that stream is not the
+# sys.stderr of the moment. Under capsys that stream is pytest's own capture file, and every later test of the
+# worker then fails with "I/O operation on closed file".
+import lighteval.__main__  # noqa: F401
 import pytest
 
 import sciprobe.interop.lighteval_cli as lighteval_cli
