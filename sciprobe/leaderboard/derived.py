@@ -7,8 +7,9 @@ is kept under the counter it derives from (:meth:`~sciprobe.leaderboard.store.SQ
 here, and any write (by any process) moves the counter, so the next load derives the views again.
 
 A view is filed under the version read *before* the data it was derived from, so its data is never older than
-its version: a reader that sees a newer version never finds it. A store without counters (``version`` None) is
-not cached at all.
+its version: a reader that sees a newer version never finds it. Versions only grow, so a slow reader that finishes
+after a newer version was filed keeps its value to itself rather than evicting the newer views. A store without
+counters (``version`` None) is not cached at all.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ class DerivedViews:
 
     def __init__(self, max_views: int = MAX_VIEWS) -> None:
         self._lock = threading.Lock()
-        self._scopes: dict[str, tuple[Hashable, dict[Hashable, Any]]] = {}
+        self._scopes: dict[str, tuple[int, dict[Hashable, Any]]] = {}
         self._max_views = max_views
 
-    def get(self, scope: str, version: Hashable | None, key: Hashable, compute: Callable[[], T]) -> T:
+    def get(self, scope: str, version: int | None, key: Hashable, compute: Callable[[], T]) -> T:
         """The value of ``key`` at ``version`` of ``scope``, computed once per version."""
         if version is None:
             return compute()
@@ -42,6 +43,8 @@ class DerivedViews:
         value = compute()  # outside the lock: two loads may both compute, neither waits on the other
         with self._lock:
             held = self._scopes.get(scope)
+            if held is not None and held[0] > version:
+                return value  # a newer version is already filed: keep its views
             if held is None or held[0] != version or len(held[1]) >= self._max_views:
                 held = (version, {})
                 self._scopes[scope] = held

@@ -347,6 +347,7 @@ def test_derived_views_follow_the_version_they_were_filed_under():
     assert views.get("requests", 7, "a", compute("queue@7")) == "queue@7"  # scopes are apart
     assert views.get("results", 2, "a", compute("a@2")) == "a@2"  # a new version derives again
     assert views.get("results", 1, "a", compute("a@1 again")) == "a@1 again"  # a late reader of 1: not 2's view
+    assert views.get("results", 2, "a", compute("a@2 again")) == "a@2"  # ... and it did not evict version 2
     assert views.get("results", None, "a", compute("n1")) == "n1"
     assert views.get("results", None, "a", compute("n2")) == "n2"  # no version: never kept
     views.get("results", 3, "a", compute("a@3"))
