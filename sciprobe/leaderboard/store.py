@@ -220,7 +220,17 @@ def provenance_view(result: ResultRecord) -> dict:
     }
 
 
-_SCHEMA = """
+def _change_counter(table: str) -> str:
+    """A change counter for ``table``, kept by triggers so that every writer (any process, the migration included)
+    bumps it: readers compare it to decide whether their decoded copy of the table is still current."""
+    events = "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_changed_{event.lower()} AFTER {event} ON {table}\n"
+        f"    BEGIN UPDATE counters SET value = value + 1 WHERE name = '{table}'; END;\n"
+        for event in ("INSERT", "UPDATE", "DELETE"))
+    return f"INSERT OR IGNORE INTO counters VALUES ('{table}', 0);\n{events}"
+
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS requests (
     request_id TEXT PRIMARY KEY,
     user TEXT NOT NULL,                 -- identity_key(user)
@@ -250,24 +260,11 @@ CREATE TABLE IF NOT EXISTS results (
     details BLOB
 );
 CREATE INDEX IF NOT EXISTS results_benchmark ON results (benchmark);
--- a change counter for the results table, kept by triggers so that every writer (any process, the migration
--- included) bumps it: readers compare it to decide whether their decoded copy of the table is still current
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO counters VALUES ('results', 0);
-CREATE TRIGGER IF NOT EXISTS results_changed_insert AFTER INSERT ON results
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
-CREATE TRIGGER IF NOT EXISTS results_changed_update AFTER UPDATE ON results
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
-CREATE TRIGGER IF NOT EXISTS results_changed_delete AFTER DELETE ON results
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'results'; END;
--- the same for the requests table (the Queue tab): every submission, claim, status change and lease renewal
-INSERT OR IGNORE INTO counters VALUES ('requests', 0);
-CREATE TRIGGER IF NOT EXISTS requests_changed_insert AFTER INSERT ON requests
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
-CREATE TRIGGER IF NOT EXISTS requests_changed_update AFTER UPDATE ON requests
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
-CREATE TRIGGER IF NOT EXISTS requests_changed_delete AFTER DELETE ON requests
-    BEGIN UPDATE counters SET value = value + 1 WHERE name = 'requests'; END;
+-- change counters: every result written, replaced or removed; every submission, claim, status change and lease
+-- renewal (the Queue tab)
+{_change_counter("results")}
+{_change_counter("requests")}
 -- values computed from immutable inputs (a dataset fingerprint of a pinned revision), kept across starts
 CREATE TABLE IF NOT EXISTS derived_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
