@@ -1,13 +1,20 @@
 """Our client works in a process where lighteval has set litellm's global cache (it does so at import)."""
 
-import litellm
+import pytest
 
 from sciprobe.llm.client import LLMClient
 from sciprobe.testing.stub_server import StubServer
 from sciprobe.llm.types import Request
 
 
-def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch):
+@pytest.fixture
+def litellm():
+    import litellm  # here, not at collection: ~3 s of every worker's start
+
+    return litellm
+
+
+def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch, litellm):
     from litellm.caching.caching import Cache
 
     monkeypatch.setattr(litellm, "cache", Cache(type="disk", disk_cache_dir=str(tmp_path / "litellm-cache")))
@@ -21,7 +28,7 @@ def test_client_ignores_a_global_litellm_cache(tmp_path, monkeypatch):
         assert server.count == 2  # no litellm cache in between (sciprobe's own cache is off here)
 
 
-def test_a_global_litellm_cache_stores_nothing_and_cannot_fail_an_answer(tmp_path, monkeypatch):
+def test_a_global_litellm_cache_stores_nothing_and_cannot_fail_an_answer(tmp_path, monkeypatch, litellm):
     """caching=False alone still lets litellm serialize and store every answer: a lone surrogate in the text
     then failed the call (seen when lighteval was imported earlier in the same process)."""
     from litellm.caching.caching import Cache
@@ -49,7 +56,7 @@ def _stored_entries(disk) -> int:
         return len(stored)
 
 
-def test_litellm_on_another_loop_leaves_no_pending_task_noise(caplog):
+def test_litellm_on_another_loop_leaves_no_pending_task_noise(caplog, litellm):
     """litellm's logging worker follows the last loop it was called from; the one it leaves behind on the client
     loop (sciprobe.llm.loop) is collected quietly."""
     import asyncio
