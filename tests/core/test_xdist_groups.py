@@ -20,7 +20,8 @@ import pytest
 @pytest.mark.xdist_group("together")
 @pytest.mark.parametrize("n", range(6))
 def test_grouped(n):
-    Path(os.environ["WORKERS_FILE"]).open("a").write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+    with Path(os.environ["WORKERS_FILE"]).open("a") as out:
+        out.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
 
 
 @pytest.mark.parametrize("n", range(6))
