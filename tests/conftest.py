@@ -200,4 +200,3 @@ def ray_cluster():
     finally:
         shutdown_executors()
         cluster.stop()
-

@@ -33,8 +33,7 @@ def test_free(n):
 def test_one_group_runs_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     workers = tmp_path / "workers.txt"
-    env = {**os.environ, "WORKERS_FILE": str(workers)}
-    env.pop("SCIPROBE_TEST_PHASE", None)
+    env = {**os.environ, "WORKERS_FILE": str(workers)}  # the inner run is outside the repository: no conftest
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p",
                            "no:cacheprovider", "-p", "no:randomly", str(tmp_path / "test_grouped.py")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
